@@ -1,0 +1,3 @@
+// Used when the embedder (and so the dimension) changes.
+// params:
+DROP INDEX node_embedding IF EXISTS

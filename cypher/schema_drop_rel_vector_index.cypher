@@ -1,0 +1,2 @@
+// params:
+DROP INDEX rel_embedding IF EXISTS

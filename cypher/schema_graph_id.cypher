@@ -1,0 +1,2 @@
+// params:
+CREATE CONSTRAINT graph_id IF NOT EXISTS FOR (g:Graph) REQUIRE g.id IS UNIQUE

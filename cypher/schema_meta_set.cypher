@@ -1,0 +1,2 @@
+// params: $embedder, $dim
+MERGE (m:GqaMeta {id: 'schema'}) SET m.embedder = $embedder, m.dim = $dim, m.updated = datetime()

@@ -1,0 +1,6 @@
+// Top nodes by cosine from the node vector index, kept only in the requested graph ($graph null: any graph).
+// $k is oversampled by the caller because the index ranks across every stored graph.
+// params: $k, $vector, $graph
+CALL db.index.vector.queryNodes('node_embedding', $k, $vector) YIELD node, score
+WHERE $graph IS NULL OR node.graph = $graph
+RETURN node.key AS key, node.graph AS graph, score, elementId(node) AS ref

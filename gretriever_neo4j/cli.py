@@ -1,0 +1,213 @@
+"""`gqa`: a thin command line over the library. Every GqaError becomes one red line and exit code 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import GqaError
+from .settings import Neo4jSettings
+
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+app = typer.Typer(name="gqa", help="Question answering over textual graphs stored in Neo4j (G-Retriever).",
+                  no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False)
+db_app = typer.Typer(help="Run the bundled Neo4j server (assembled from Maven Central).", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+class _Connection:
+    overrides: dict[str, Optional[str]] = {}
+
+    @classmethod
+    def settings(cls) -> Neo4jSettings:
+        return Neo4jSettings.from_env(**cls.overrides)
+
+
+@app.callback()
+def _connection_options(
+    uri: Optional[str] = typer.Option(None, "--uri", help="Bolt URI [env NEO4J_URI; default bolt://127.0.0.1:7687]"),
+    user: Optional[str] = typer.Option(None, "--user", help="[env NEO4J_USER; default neo4j]"),
+    password: Optional[str] = typer.Option(None, "--password", help="[env NEO4J_PASSWORD; default: the bundled server's]"),
+    database: Optional[str] = typer.Option(None, "--database", help="[env NEO4J_DATABASE; default neo4j]"),
+) -> None:
+    _Connection.overrides = {"uri": uri, "user": user, "password": password, "database": database}
+
+
+def _store():
+    from .store import connected
+
+    return connected(_Connection.settings())
+
+
+# -- db -------------------------------------------------------------------------------------------
+@db_app.command("start")
+def db_start(heap: Optional[str] = typer.Option(None, help="JVM heap, e.g. 2g [env GQA_NEO4J_HEAP]"),
+             pagecache: Optional[str] = typer.Option(None, help="page cache, e.g. 2g [env GQA_NEO4J_PAGECACHE]")) -> None:
+    """Download Neo4j 5.26 once, configure it for 127.0.0.1 with auth, start it, wait for Bolt."""
+    from . import neo4j_server
+
+    with console.status("starting Neo4j (the first start downloads ~140 MB of jars from Maven Central)…"):
+        status = neo4j_server.start(neo4j_server.default_layout(), heap=heap, pagecache=pagecache)
+    _print_status(status)
+
+
+@db_app.command("stop")
+def db_stop() -> None:
+    """Stop the bundled Neo4j server (data is kept)."""
+    from . import neo4j_server
+
+    neo4j_server.stop(neo4j_server.default_layout())
+    console.print("Neo4j stopped.")
+
+
+@db_app.command("status")
+def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Is the bundled server running, where, and with what memory."""
+    from . import neo4j_server
+
+    status = neo4j_server.status(neo4j_server.default_layout())
+    if as_json:
+        console.print_json(json.dumps(_status_dict(status), default=str))
+    else:
+        _print_status(status)
+    if not status.running:
+        raise typer.Exit(3)
+
+
+def _status_dict(status) -> dict:
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(status) if is_dataclass(status) else dict(status)
+
+
+def _print_status(status) -> None:
+    table = Table(show_header=False, box=None)
+    for key, value in _status_dict(status).items():
+        table.add_row(f"[bold]{key}[/]", str(value))
+    console.print(table)
+
+
+# -- ingest ---------------------------------------------------------------------------------------
+@app.command()
+def ingest(
+    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples"),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="hub id, folder or file (triples: the file)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, help="only the first N samples, for quick runs"),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="sentence-transformers model id or path"),
+    reembed: bool = typer.Option(False, "--reembed", help="re-embed every stored text if the embedder changed"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows and write them to a report"),
+    bad_report: Path = typer.Option(Path("gqa-bad-rows.tsv"), "--bad-report", help="where --skip-bad writes bad rows"),
+    nodes: Optional[Path] = typer.Option(None, "--nodes", help="csv: nodes file (node_id,node_attr)"),
+    edges: Optional[Path] = typer.Option(None, "--edges", help="csv: edges file (src,edge_attr,dst)"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="csv/triples: name of the stored graph"),
+    split: Optional[str] = typer.Option(None, "--split", help="webqsp JSONL: split of its questions"),
+    hops: Optional[str] = typer.Option(None, "--hops", help="metaqa: e.g. 1,2,3"),
+    batch_size: int = typer.Option(5000, "--batch-size", min=1, help="nodes+edges per transaction"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Load a dataset or your own graph into Neo4j, embedding every node and edge text once."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .embed import Embedder
+    from .ingest import ingest_dataset
+
+    options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split,
+               "hops": tuple(int(h) for h in hops.split(",")) if hops else None}
+    with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
+        model = Embedder(embedder)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
+    with _store() as store, Progress(*columns, console=console, transient=not sys.stdout.isatty()) as bars:
+        task = bars.add_task(f"ingest {dataset}", total=None, rate="")
+        started = [0.0]
+
+        def on_start(total: int) -> None:
+            import time
+
+            started[0] = time.perf_counter()
+            bars.update(task, total=total)
+
+        def on_progress(p) -> None:
+            import time
+
+            elapsed = max(time.perf_counter() - started[0], 1e-9)
+            bars.update(task, completed=p.records_done,
+                        rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s")
+
+        report = ingest_dataset(store, model, dataset, source, limit=limit, skip_bad=skip_bad, reembed=reembed,
+                                max_batch_items=batch_size, on_start=on_start, on_progress=on_progress, **options)
+    if report.bad_rows:
+        with open(bad_report, "w", encoding="utf-8") as out:
+            out.write("source\tline\tfield\treason\n")
+            for bad in report.bad_rows:
+                out.write(f"{bad.source or ''}\t{bad.line or ''}\t{bad.field or ''}\t{bad.reason}\n")
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+        return
+    table = Table(title=f"ingest {dataset}")
+    for column in ("graphs", "nodes read", "edges read", "questions", "nodes written", "edges written",
+                   "texts embedded", "bad rows", "seconds"):
+        table.add_column(column, justify="right")
+    table.add_row(*(f"{v:,}" for v in (report.graphs, report.nodes_read, report.edges_read, report.questions,
+                                         report.nodes_written, report.edges_written, report.texts_embedded,
+                                         len(report.bad_rows))), f"{report.seconds:.1f}")
+    console.print(table)
+    if report.bad_rows:
+        console.print(f"[yellow]{len(report.bad_rows)} bad rows skipped; listed in {bad_report}[/]")
+
+
+# -- stats ----------------------------------------------------------------------------------------
+@app.command()
+def stats(as_json: bool = typer.Option(False, "--json")) -> None:
+    """What each stored dataset holds."""
+    with _store() as store:
+        data = store.stats()
+        embedder = store.embedder_info()
+    if as_json:
+        console.print_json(json.dumps({"embedder": embedder and {"name": embedder[0], "dim": embedder[1]},
+                                       "datasets": data}))
+        return
+    table = Table(title="gqa stats" + (f" — embedder {embedder[0]} ({embedder[1]}-d)" if embedder else ""))
+    for column in ("dataset", "kind", "graphs", "nodes", "edges", "embedded", "questions"):
+        table.add_column(column, justify="left" if column in ("dataset", "kind") else "right")
+    for name, row in data.items():
+        questions = ", ".join(f"{split}: {n:,}" for split, n in sorted(row["questions"].items())) or "0"
+        table.add_row(name, str(row["kind"] or ""), f"{row['graphs']:,}", f"{row['nodes']:,}", f"{row['edges']:,}",
+                      f"{row['embedded_nodes'] + row['embedded_edges']:,}", questions)
+    if not data:
+        table.caption = "the database holds no graph yet: try `gqa ingest csv --nodes … --edges … --graph NAME`"
+    console.print(table)
+
+
+def main() -> None:
+    import click
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        outcome = app(standalone_mode=False)
+    except GqaError as error:
+        from rich.markup import escape
+
+        err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        err_console.print("[red]aborted[/]")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("[red]interrupted[/] — completed batches are stored; run the same command to resume")
+        sys.exit(130)
+    except click.exceptions.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    sys.exit(outcome if isinstance(outcome, int) else 0)

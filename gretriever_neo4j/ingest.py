@@ -1,0 +1,169 @@
+"""Loader records -> embeddings -> Neo4j, in batches that are transactions.
+
+Idempotent and resumable: nodes and edges are merged on their identity, and a batch first asks the store which of
+its nodes and edges are already stored with a vector, so a second run (or the rest of an interrupted one) embeds
+and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
+malformed row anywhere fails the run before anything is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import InputError
+from .records import GraphRecord, QuestionRecord, Record
+from .store import GraphStore, WriteBatch, vectors_param
+
+
+@dataclass
+class IngestReport:
+    dataset: str
+    graphs: int = 0
+    nodes_read: int = 0
+    edges_read: int = 0
+    questions: int = 0
+    nodes_written: int = 0
+    edges_written: int = 0
+    texts_embedded: int = 0
+    batches: int = 0
+    bad_rows: list[InputError] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in self.__dict__.items() if k != "bad_rows"}
+        data["bad_rows"] = len(self.bad_rows)
+        return data
+
+
+@dataclass
+class Progress:
+    """What a progress bar needs after each batch."""
+
+    records_done: int
+    records_total: int | None
+    nodes_written: int
+    edges_written: int
+    texts_embedded: int
+
+
+def count_records(records: Iterable[Record]) -> int:
+    """Reads the whole source once; raises the first InputError before anything is written."""
+    return sum(1 for _ in records)
+
+
+def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[str]], np.ndarray], *,
+           dataset: str, total: int | None = None, max_batch_items: int = 5000,
+           on_progress: Callable[[Progress], None] | None = None,
+           bad_rows: list[InputError] | None = None) -> IngestReport:
+    """Writes every record; `embed(texts)` returns normalised vectors, one row per text."""
+    started = time.perf_counter()
+    report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
+    done = 0
+    for chunk in _chunks(records, max_batch_items):
+        report.batches += 1
+        _write_chunk(chunk, store, embed, report)
+        done += len(chunk)
+        if on_progress:
+            on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _chunks(records: Iterable[Record], max_items: int) -> Iterator[list[Record]]:
+    chunk: list[Record] = []
+    size = 0
+    for record in records:
+        chunk.append(record)
+        size += 1 + (len(record.nodes) + len(record.edges) if isinstance(record, GraphRecord) else 0)
+        if size >= max_items:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _write_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport) -> None:
+    graphs: dict[str, dict] = {}
+    nodes: dict[tuple[str, str], dict] = {}
+    edges: dict[tuple[str, str, str, str], dict] = {}
+    questions: list[dict] = []
+    for record in chunk:
+        if isinstance(record, GraphRecord):
+            if record.graph_id not in graphs:
+                graphs[record.graph_id] = {"id": record.graph_id, "dataset": record.dataset, "kind": record.kind}
+            for node in record.nodes:
+                nodes[(record.graph_id, node.key)] = {"graph": record.graph_id, "dataset": record.dataset,
+                                                      "key": node.key, "text": node.text}
+            for edge in record.edges:
+                edges[(record.graph_id, edge.src, edge.text, edge.dst)] = {
+                    "graph": record.graph_id, "dataset": record.dataset,
+                    "src": edge.src, "text": edge.text, "dst": edge.dst}
+            report.nodes_read += len(record.nodes)
+            report.edges_read += len(record.edges)
+        elif isinstance(record, QuestionRecord):
+            questions.append({"dataset": record.dataset, "qid": record.qid, "text": record.text,
+                              "answers": list(record.answers), "split": record.split, "graph": record.graph_id,
+                              "topic_entities": list(record.topic_entities)})
+            report.questions += 1
+    report.graphs += len(graphs)
+
+    node_rows = list(nodes.values())
+    edge_rows = list(edges.values())
+    have_nodes = store.embedded_nodes([{**row, "i": i} for i, row in enumerate(node_rows)])
+    have_edges = store.embedded_edges([{**row, "i": i} for i, row in enumerate(edge_rows)])
+    node_rows = [row for i, row in enumerate(node_rows) if i not in have_nodes]
+    edge_rows = [row for i, row in enumerate(edge_rows) if i not in have_edges]
+
+    batch = WriteBatch(graphs=list(graphs.values()), questions=questions)
+    t0 = time.perf_counter()
+    batch.nodes, batch.node_vectors = _with_vectors(node_rows, embed)
+    batch.edges, batch.edge_vectors = _with_vectors(edge_rows, embed)
+    report.embed_seconds += time.perf_counter() - t0
+    report.texts_embedded += len(batch.node_vectors) + len(batch.edge_vectors)
+    store.write_batch(batch)
+    report.nodes_written += len(batch.nodes)
+    report.edges_written += len(batch.edges)
+
+
+def _with_vectors(rows: list[dict], embed) -> tuple[list[dict], list[list[float]]]:
+    """Each distinct text is sent once; rows refer to it by position."""
+    texts = list(dict.fromkeys(row["text"] for row in rows))
+    if not texts:
+        return [], []
+    slot = {text: i for i, text in enumerate(texts)}
+    vectors = vectors_param(embed(texts))
+    return [{**row, "vector": slot[row["text"]]} for row in rows], vectors
+
+
+def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
+                   limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
+                   max_batch_items: int = 5000, on_start: Callable[[int], None] | None = None,
+                   on_progress: Callable[[Progress], None] | None = None, **options) -> IngestReport:
+    """Validates the source (first pass), prepares the schema for the embedder, then writes (second pass)."""
+    from .loaders import get_loader
+
+    loader = get_loader(dataset)
+    options = {k: v for k, v in options.items() if v is not None}
+    bad_rows: list[InputError] = []
+
+    def records(collect_bad: bool) -> Iterator[Record]:
+        on_bad = (bad_rows.append if collect_bad else (lambda _error: None)) if skip_bad else None
+        return loader.read(source, limit=limit, on_bad_row=on_bad, **options)
+
+    total = count_records(records(collect_bad=True))
+    if on_start:
+        on_start(total)
+    store.ensure_schema(embedder.name, embedder.dim, reembed=reembed)
+    if reembed:
+        store.reembed(embedder.embed)
+    before = embedder.texts_embedded
+    report = ingest(records(collect_bad=False), store, embedder.embed, dataset=loader.DATASET, total=total,
+                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=bad_rows)
+    report.texts_embedded = embedder.texts_embedded - before
+    store.await_indexes()
+    return report

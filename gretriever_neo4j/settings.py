@@ -1,0 +1,49 @@
+"""Settings read from the environment; CLI flags override them. Nothing secret is hard-coded."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def gqa_home() -> Path:
+    """Where gqa keeps caches: the Neo4j install, converted LLM checkpoints, retrieval caches."""
+    return Path(os.environ.get("GQA_HOME", Path.home() / ".cache" / "gqa")).expanduser()
+
+
+@dataclass(frozen=True)
+class Neo4jSettings:
+    uri: str = "bolt://127.0.0.1:7687"
+    user: str = "neo4j"
+    password: str | None = None
+    database: str = "neo4j"
+
+    @classmethod
+    def from_env(cls, **overrides: str | None) -> "Neo4jSettings":
+        values = {
+            "uri": os.environ.get("NEO4J_URI", cls.uri),
+            "user": os.environ.get("NEO4J_USER", cls.user),
+            "password": os.environ.get("NEO4J_PASSWORD") or _password_from_local_server(),
+            "database": os.environ.get("NEO4J_DATABASE", cls.database),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def http_url(self) -> str:
+        host = self.uri.split("://", 1)[-1].split(":", 1)[0].split("/", 1)[0]
+        return f"http://{host}:{os.environ.get('NEO4J_HTTP_PORT', '7474')}"
+
+    @property
+    def browser_url(self) -> str:
+        return f"{self.http_url}/browser/"
+
+
+def _password_from_local_server() -> str | None:
+    """`gqa db start` generates a password once and keeps it (mode 600) beside the server it manages."""
+    secret = gqa_home() / "neo4j" / "password"
+    try:
+        return secret.read_text().strip() or None
+    except OSError:
+        return None
