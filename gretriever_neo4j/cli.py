@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -118,33 +119,27 @@ def ingest(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .embed import Embedder
-    from .ingest import ingest_dataset
+    from .ingest import execute_plan, plan_ingest
 
     options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split,
-               "hops": tuple(int(h) for h in hops.split(",")) if hops else None}
+               "hops": _int_list(hops, "--hops") if hops else None}
+    with console.status(f"reading {dataset} (validating every row before writing)…"):
+        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
     with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
         model = Embedder(embedder)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
     with _store() as store, Progress(*columns, console=console, transient=not sys.stdout.isatty()) as bars:
-        task = bars.add_task(f"ingest {dataset}", total=None, rate="")
-        started = [0.0]
-
-        def on_start(total: int) -> None:
-            import time
-
-            started[0] = time.perf_counter()
-            bars.update(task, total=total)
+        task = bars.add_task(f"ingest {dataset}", total=plan.total, rate="")
+        started = time.perf_counter()
 
         def on_progress(p) -> None:
-            import time
-
-            elapsed = max(time.perf_counter() - started[0], 1e-9)
+            elapsed = max(time.perf_counter() - started, 1e-9)
             bars.update(task, completed=p.records_done,
                         rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s")
 
-        report = ingest_dataset(store, model, dataset, source, limit=limit, skip_bad=skip_bad, reembed=reembed,
-                                max_batch_items=batch_size, on_start=on_start, on_progress=on_progress, **options)
+        report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
+                              on_progress=on_progress)
     if report.bad_rows:
         with open(bad_report, "w", encoding="utf-8") as out:
             out.write("source\tline\tfield\treason\n")
@@ -153,16 +148,155 @@ def ingest(
     if as_json:
         console.print_json(json.dumps(report.to_dict()))
         return
-    table = Table(title=f"ingest {dataset}")
-    for column in ("graphs", "nodes read", "edges read", "questions", "nodes written", "edges written",
-                   "texts embedded", "bad rows", "seconds"):
-        table.add_column(column, justify="right")
-    table.add_row(*(f"{v:,}" for v in (report.graphs, report.nodes_read, report.edges_read, report.questions,
-                                         report.nodes_written, report.edges_written, report.texts_embedded,
-                                         len(report.bad_rows))), f"{report.seconds:.1f}")
+    table = Table(title=f"ingest {dataset}", show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    for label, value in (("graphs", report.graphs), ("nodes read", report.nodes_read),
+                         ("edges read", report.edges_read), ("questions", report.questions),
+                         ("nodes written", report.nodes_written), ("edges written", report.edges_written),
+                         ("texts embedded", report.texts_embedded), ("bad rows", len(report.bad_rows))):
+        table.add_row(label, f"{value:,}")
+    table.add_row("seconds", f"{report.seconds:.1f}")
     console.print(table)
     if report.bad_rows:
         console.print(f"[yellow]{len(report.bad_rows)} bad rows skipped; listed in {bad_report}[/]")
+
+
+# -- ask ------------------------------------------------------------------------------------------
+@app.command()
+def ask(
+    question: str = typer.Argument(..., help="the question, in quotes"),
+    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="search only this stored graph "
+                                        "(default: the graph of the node most similar to the question)"),
+    retrieve_only: bool = typer.Option(False, "--retrieve-only", help="show the retrieved subgraph, generate nothing"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="a trained model (gqa train); "
+                                              "default: the LLM alone (inference-only)"),
+    llm: Optional[str] = typer.Option(None, "--llm", help="HF causal LM id or path [default smollm2-135m]"),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="must match the stored vectors"),
+    seed_k: Optional[int] = typer.Option(None, "--seed-k", min=0, help="top nodes from the vector index"),
+    seed_k_edges: Optional[int] = typer.Option(None, "--seed-k-edges", min=0, help="top edges from the vector index"),
+    hops: Optional[int] = typer.Option(None, "--hops", min=0),
+    fanout: Optional[int] = typer.Option(None, "--fanout", min=0, help="edges followed per node and hop"),
+    max_nodes: Optional[int] = typer.Option(None, "--max-nodes", min=0),
+    max_edges: Optional[int] = typer.Option(None, "--max-edges", min=0),
+    topk: Optional[int] = typer.Option(None, "--topk", min=0, help="PCST: nodes with prizes"),
+    topk_e: Optional[int] = typer.Option(None, "--topk-e", min=0, help="PCST: edge prize tiers"),
+    cost_e: Optional[float] = typer.Option(None, "--cost-e", min=0.0, help="PCST: cost per edge"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Retrieve the subgraph that answers a question (and answer it with the model)."""
+    retrieval = _retrieve(question, graph=graph, embedder=embedder, seed_k=seed_k, seed_k_edges=seed_k_edges,
+                          hops=hops, fanout=fanout, max_nodes=max_nodes, max_edges=max_edges, topk=topk,
+                          topk_e=topk_e, cost_e=cost_e, quiet=as_json)
+    if not retrieval.result.subgraph.node_keys:
+        raise GqaError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this question "
+                       f"(retrieval {retrieval.id})")
+    answer = None
+    if not retrieve_only:
+        from .answer import answer_question
+
+        with console.status("generating…") if not as_json else _nullcontext():
+            answer = answer_question(retrieval, checkpoint=checkpoint, llm=llm, device=device)
+    if as_json:
+        data = retrieval.to_dict()
+        if answer is not None:
+            data["answer"] = answer.to_dict()
+        console.print_json(json.dumps(data, default=str))
+        return
+    _print_retrieval(retrieval)
+    if answer is not None:
+        _print_answer(answer)
+
+
+def _retrieve(question: str, *, graph, embedder, quiet: bool, **overrides):
+    from .embed import Embedder
+    from .retrieval.pcst import PcstParams
+    from .retriever import Retriever, params_for
+
+    pcst_fields = {k: overrides.pop(k) for k in ("topk", "topk_e", "cost_e")}
+    with (console.status("loading embedder…") if not quiet else _nullcontext()):
+        model = Embedder(embedder)
+    settings = _Connection.settings()
+    with _store() as store:
+        retriever = Retriever(store, model, browser_url=settings.browser_url)
+        if any(v is not None for v in pcst_fields.values()):
+            info = store.graph_info(graph) if graph else None
+            base = params_for(info and info["dataset"], info and info["kind"]).pcst
+            overrides["pcst"] = PcstParams(**{k: (v if v is not None else getattr(base, k))
+                                              for k, v in pcst_fields.items()})
+        return retriever.retrieve(question, graph=graph, **overrides)
+
+
+def _nullcontext():
+    from contextlib import nullcontext
+
+    return nullcontext()
+
+
+def _print_retrieval(retrieval) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    data = retrieval.to_dict()
+    for warning in retrieval.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    nodes = Table(title=f"nodes ({len(data['nodes'])})", title_justify="left")
+    nodes.add_column("id", justify="right")
+    nodes.add_column("node_attr")
+    for node in data["nodes"]:
+        nodes.add_row(str(node["id"]), escape(node["text"]))
+    edges = Table(title=f"edges ({len(data['edges'])})", title_justify="left")
+    for column in ("src", "edge_attr", "dst"):
+        edges.add_column(column)
+    for edge in data["edges"]:
+        edges.add_row(str(edge["src"]), escape(edge["text"]), str(edge["dst"]))
+    console.print(f"[bold]graph[/] {escape(retrieval.graph)}   [bold]seeds[/] {len(data['seeds'])}   "
+                  f"[bold]tokens[/] {retrieval.tokens}   [bold]retrieval[/] {retrieval.id}")
+    console.print(nodes)
+    console.print(edges)
+    timings = Table(title="timings (ms)", title_justify="left", show_header=True)
+    for stage in retrieval.timings_ms:
+        timings.add_column(stage, justify="right")
+    timings.add_row(*(f"{ms:.1f}" for ms in retrieval.timings_ms.values()))
+    console.print(timings)
+    console.print(Panel(escape(retrieval.browser_statement), title="open in Neo4j Browser", subtitle=escape(
+        _Connection.settings().browser_url), expand=False))
+    console.print(f"[link={retrieval.browser_url}]{escape(retrieval.browser_url)}[/link]", soft_wrap=True)
+
+
+def _print_answer(answer) -> None:
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    console.print(Panel(escape(answer.text or "(empty)"), title="answer", expand=False))
+    if answer.citations is not None:
+        console.print(escape(answer.citations_summary()))
+
+
+@app.command()
+def show(retrieval_id: str = typer.Argument(..., help="the id `gqa ask` printed (r-…)"),
+         as_json: bool = typer.Option(False, "--json")) -> None:
+    """Print a recorded retrieval again, with its Browser statement."""
+    from .retriever import browser_link, browser_statement
+
+    statement = browser_statement(retrieval_id)
+    with _store() as store:
+        record = store.retrieval(retrieval_id)
+    if record is None:
+        raise GqaError(f"no retrieval {retrieval_id!r} is recorded")
+    record["browser_statement"] = statement
+    record["browser_url"] = browser_link(_Connection.settings().browser_url, statement)
+    if as_json:
+        console.print_json(json.dumps(record, default=str))
+        return
+    from rich.markup import escape
+
+    console.print(f"[bold]{escape(record['id'])}[/]  {escape(str(record['created']))}  graph "
+                  f"{escape(str(record['graph']))}\n[bold]question[/] {escape(record['question'])}")
+    console.print(escape(record["textualized"] or ""))
+    console.print(escape(statement))
+    console.print(escape(record["browser_url"]), soft_wrap=True)
 
 
 # -- stats ----------------------------------------------------------------------------------------
@@ -188,10 +322,37 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     console.print(table)
 
 
+def _quiet_libraries() -> None:
+    """Model libraries print progress bars and hub warnings that are noise in a CLI."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    import logging
+
+    logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        hf_logging.set_verbosity_error()
+    except ImportError:
+        pass
+
+
+def _int_list(text: str, option: str) -> tuple[int, ...]:
+    from .errors import InputError
+
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"expected comma-separated integers, got {text!r}", field=option) from None
+
+
 def main() -> None:
     import click
 
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    _quiet_libraries()
     try:
         outcome = app(standalone_mode=False)
     except GqaError as error:

@@ -8,7 +8,6 @@ Vectors are L2-normalised float32, so cosine similarity is a dot product on our 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +89,10 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])
 
+    @property
+    def tokenizer(self):
+        return self._model.tokenizer
+
     def embed_query(self, text: str) -> QueryEmbedding:
         tokens = len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
         vector = self._model.encode([text], convert_to_numpy=True, normalize_embeddings=True,
@@ -101,6 +104,3 @@ class Embedder:
             self._cache.pop(text, None)
 
 
-def quiet_hub() -> None:
-    """Avoid minutes of retries against an unreachable hub when a model is local anyway."""
-    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")

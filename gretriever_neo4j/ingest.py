@@ -140,30 +140,50 @@ def _with_vectors(rows: list[dict], embed) -> tuple[list[dict], list[list[float]
     return [{**row, "vector": slot[row["text"]]} for row in rows], vectors
 
 
-def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
-                   limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
-                   max_batch_items: int = 5000, on_start: Callable[[int], None] | None = None,
-                   on_progress: Callable[[Progress], None] | None = None, **options) -> IngestReport:
-    """Validates the source (first pass), prepares the schema for the embedder, then writes (second pass)."""
+@dataclass
+class IngestPlan:
+    """A validated source: reading it again yields the same records, and `total` of them."""
+
+    dataset: str
+    records: Callable[[], Iterator[Record]]
+    total: int
+    bad_rows: list[InputError]
+
+
+def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = None, skip_bad: bool = False,
+                **options) -> IngestPlan:
+    """Reads the whole source once without writing: a bad row fails here, unless `skip_bad` collects it."""
     from .loaders import get_loader
 
     loader = get_loader(dataset)
     options = {k: v for k, v in options.items() if v is not None}
     bad_rows: list[InputError] = []
 
-    def records(collect_bad: bool) -> Iterator[Record]:
-        on_bad = (bad_rows.append if collect_bad else (lambda _error: None)) if skip_bad else None
-        return loader.read(source, limit=limit, on_bad_row=on_bad, **options)
+    def records(on_bad) -> Iterator[Record]:
+        return loader.read(source, limit=limit, on_bad_row=on_bad if skip_bad else None, **options)
 
-    total = count_records(records(collect_bad=True))
-    if on_start:
-        on_start(total)
+    total = count_records(records(bad_rows.append))
+    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows)
+
+
+def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
+                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None) -> IngestReport:
+    """Prepares the schema for the embedder, then writes the planned records batch by batch."""
     store.ensure_schema(embedder.name, embedder.dim, reembed=reembed)
     if reembed:
         store.reembed(embedder.embed)
     before = embedder.texts_embedded
-    report = ingest(records(collect_bad=False), store, embedder.embed, dataset=loader.DATASET, total=total,
-                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=bad_rows)
+    report = ingest(plan.records(), store, embedder.embed, dataset=plan.dataset, total=plan.total,
+                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows)
     report.texts_embedded = embedder.texts_embedded - before
     store.await_indexes()
     return report
+
+
+def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
+                   limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
+                   max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
+                   **options) -> IngestReport:
+    plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
+    return execute_plan(plan, store, embedder, reembed=reembed, max_batch_items=max_batch_items,
+                        on_progress=on_progress)

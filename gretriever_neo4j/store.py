@@ -192,6 +192,79 @@ class GraphStore:
                 done += len(rows)
         return done
 
+    # -- retrieval --------------------------------------------------------------------------------
+    def graph_info(self, graph: str) -> dict[str, Any] | None:
+        rows = self.read("graph_info", graph=graph)
+        return rows[0] if rows else None
+
+    def seed_nodes(self, vector: np.ndarray, k: int, graph: str | None, *, exact: bool = False) -> list[dict[str, Any]]:
+        """Up to k best nodes by cosine (as `cos`, in [-1, 1]). The index ranks across all stored graphs, so it is
+        asked for more until k hits fall in `graph`; past that, or for small graphs, an exact scan answers."""
+        return self._seeds("seed_nodes_vector", "seed_nodes_exact", vector, k, graph, exact)
+
+    def seed_edges(self, vector: np.ndarray, k: int, graph: str | None, *, exact: bool = False) -> list[dict[str, Any]]:
+        return self._seeds("seed_edges_vector", "seed_edges_exact", vector, k, graph, exact)
+
+    def _seeds(self, by_index: str, by_scan: str, vector, k: int, graph, exact: bool) -> list[dict[str, Any]]:
+        if k <= 0:
+            return []
+        query_vector = vectors_param(np.asarray(vector)[None, :])[0]
+        if not exact or graph is None:
+            asked = max(4 * k, 32)
+            while True:
+                rows = self.read(by_index, k=asked, vector=query_vector, graph=graph)
+                if len(rows) >= k or asked >= _MAX_INDEX_CANDIDATES or graph is None:
+                    break
+                asked *= 4
+            if len(rows) >= k or graph is None:
+                return [_cosine(row) for row in rows]
+        return [_cosine(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
+
+    def incident_edges(self, graph: str, frontier: Sequence[str], vector: np.ndarray,
+                       fanout: int) -> dict[str, list[dict[str, Any]]]:
+        """For each frontier node, its best `fanout` incident edges (ordering in cypher/neighbourhood_incident)."""
+        if not frontier:
+            return {}
+        rows = self.read("neighbourhood_incident", graph=graph, frontier=list(frontier),
+                         vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout))
+        return {row["key"]: row["incident"] for row in rows}
+
+    def graph_nodes(self, graph: str, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Nodes with text, vector and element id (`ref`), in natural key order: "2" before "10"."""
+        rows = self.read("graph_nodes", graph=graph, keys=None if keys is None else list(keys))
+        return sorted(rows, key=lambda row: _natural(row["key"]))
+
+    def graph_edges(self, graph: str, refs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        rows = self.read("graph_edges", graph=graph, refs=None if refs is None else list(refs))
+        return sorted(rows, key=lambda row: (_natural(row["src"]), _natural(row["dst"]), row["text"]))
+
+    def record_retrieval(self, *, id: str, question: str, graph: str, params: str, node_refs: list[str],
+                         rel_refs: list[str], textualized: str, timings: str) -> str:
+        return self.write("retrieval_record", id=id, question=question, graph=graph, params=params,
+                          node_refs=node_refs, rel_refs=rel_refs, textualized=textualized, timings=timings)[0]["id"]
+
+    def retrieval(self, id: str) -> dict[str, Any] | None:
+        rows = self.read("retrieval_get", id=id)
+        return rows[0] if rows else None
+
+    def retrieval_subgraph(self, id: str) -> tuple[set[str], set[str]]:
+        """Element ids of the nodes and relationships that the Browser statement of a retrieval returns."""
+        import neo4j
+
+        query = cypher.load("retrieval_subgraph")
+        records, _, _ = self._driver.execute_query(query.text, query.bind(id=id), database_=self.database,
+                                                   routing_=neo4j.RoutingControl.READ)
+        nodes, rels = set(), set()
+        for record in records:
+            nodes.add(record["n"].element_id)
+            if record["e"] is not None:
+                rels.add(record["e"].element_id)
+                nodes.add(record["m"].element_id)
+        return nodes, rels
+
+    def questions(self, dataset: str, split: str | None = None) -> list[dict[str, Any]]:
+        return self.read("questions_by_split", dataset=dataset, split=split)
+
     # -- stats ------------------------------------------------------------------------------------
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per dataset: graphs, nodes, edges, embedded texts and questions per split."""
@@ -214,9 +287,91 @@ class GraphStore:
             entry(row["dataset"])["questions"][row["split"]] = row["questions"]
         return dict(sorted(out.items()))
 
+    # -- linking and learned retrieval ---------------------------------------------------------------
+    def fulltext_nodes(self, query: str, graph: str | None, limit: int) -> list[dict[str, Any]]:
+        """Up to `limit` nodes of `graph` matching a Lucene `query` in the `node_text` index, best first
+        (key, text, graph, score, ref). The index spans all graphs: more hits are asked for until `limit`
+        fall in `graph` or the index has no more."""
+        return self.fulltext_nodes_many([query], graph, limit)[0]
+
+    def fulltext_nodes_many(self, queries: Sequence[str], graph: str | None, limit: int) -> list[list[dict[str, Any]]]:
+        """`fulltext_nodes` for several queries in one round trip per widening; one list per query."""
+        from neo4j.exceptions import ClientError
+
+        from .errors import InputError
+
+        if limit <= 0 or not queries:
+            return [[] for _ in queries]
+        out: list[list[dict[str, Any]] | None] = [None] * len(queries)
+        fetch = max(2 * limit, 16)
+        todo = list(range(len(queries)))
+        while todo:
+            try:
+                rows = self.read("linking_fulltext_many", queries=[queries[i] for i in todo], graph=graph, fetch=fetch)
+            except ClientError as error:
+                raise InputError(f"the fulltext index rejected a query: {error.message}", field="query") from None
+            widen = []
+            for row in rows:
+                i = todo[row["i"]]
+                hits = sorted(row["rows"], key=lambda hit: (-hit["score"], hit["key"]))
+                out[i] = hits[:limit]
+                if len(hits) < limit and row["fetched"] >= fetch and fetch < _MAX_INDEX_CANDIDATES:
+                    widen.append(i)
+            todo, fetch = widen, fetch * 4
+        return [hits or [] for hits in out]
+
+    def kg_nodes(self, graph: str, *, with_embeddings: bool = True) -> Iterator[dict[str, Any]]:
+        """Every node of `graph` (key, text, embedding), streamed."""
+        return self._stream("kg_nodes", graph=graph, with_embeddings=bool(with_embeddings))
+
+    def kg_triples(self, graph: str) -> Iterator[dict[str, Any]]:
+        """Every triple of `graph` (src, text, dst, ref), streamed."""
+        return self._stream("kg_triples", graph=graph)
+
+    def kg_relation_vectors(self, graph: str, texts: Sequence[str]) -> dict[str, list[float]]:
+        if not texts:
+            return {}
+        return {row["text"]: row["embedding"] for row in self.read("kg_relation_vectors", graph=graph, texts=list(texts))}
+
+    def kg_node_vectors(self, graph: str, keys: Sequence[str]) -> list[dict[str, Any]]:
+        """Key, text, embedding and degree of the given nodes; unknown keys are left out."""
+        if not keys:
+            return []
+        return self.read("kg_node_vectors", graph=graph, keys=list(keys))
+
+    def kg_incident(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
+        """For each node key: up to `limit` incident triples (ref, src, text, dst, neighbour), both directions."""
+        if not keys:
+            return {}
+        rows = self.read("kg_incident", graph=graph, keys=list(keys), limit=int(limit))
+        return {row["key"]: row["incident"] for row in rows}
+
+    def _stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
+        """Rows of a read statement as they arrive, for results too large to hold twice."""
+        import neo4j
+
+        query = cypher.load(name)
+        with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
+                                  fetch_size=5000) as session:
+            for record in session.run(query.text, query.bind(**params)):
+                yield record.data()
+
 
 def vectors_param(vectors: np.ndarray) -> list[list[float]]:
     return np.asarray(vectors, dtype=np.float32).astype(np.float64).tolist()
+
+
+_MAX_INDEX_CANDIDATES = 4096
+
+
+def _natural(key: str) -> tuple:
+    """Per-sample graphs number their nodes "0", "1", …, "10"; keep that order."""
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def _cosine(row: dict[str, Any]) -> dict[str, Any]:
+    """Neo4j reports cosine similarity normalised to [0, 1] as (1 + cos) / 2; we work with cos."""
+    return {**row, "cos": 2.0 * float(row["score"]) - 1.0}
 
 
 def _expect(written: int, wanted: int, what: str) -> None:

@@ -1,0 +1,338 @@
+"""Hybrid seed linking: which stored nodes does a question name?
+
+The paper seeds retrieval with the nodes whose embeddings are closest to the question's. On a large knowledge
+graph that misses the entity the question is about most of the time (a movie title embeds far from "who
+directed ..."). Here the question's word n-grams are also looked up by name in the fulltext index (Lucene phrase
+queries), and:
+
+* a node whose whole name equals an n-gram (compared as analyzer tokens, so case and punctuation do not matter)
+  is an exact match; exact matches come first, longest mention first, and a match inside a longer match's span
+  ("Hanks" inside "Tom Hanks") is dropped;
+* everything else is ranked by reciprocal rank fusion (`rrf`) of the fulltext ranking and the vector ranking.
+
+Two backends answer the lookups: `StoreLinking` (Neo4j's fulltext and vector indexes, via `GraphStore`) and
+`InMemoryLinking` (a `KnowledgeGraph`, for benchmarks and tests without a database). Both see the same
+mentions, so they agree on exact matches; their fuzzy rankings differ (Lucene BM25 vs. shortest name first).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.seeds import cosine_to_query, rank_top
+
+RRF_K = 60
+DEFAULT_MAX_N = 16
+DEFAULT_HITS_PER_MENTION = 10
+DEFAULT_VECTOR_HITS = 10
+
+# Function words that never name an entity on their own. Kept short on purpose: every word here makes titles
+# consisting only of such words ("It", "Them") unfindable by name.
+STOP_WORDS = frozenset("""
+a an the and or but nor of in on at to for from by with about as into onto than then that this these those
+is are was were be been being am do does did done has have had having will would shall should can could may
+might must what which who whom whose when where why how there here if so not no yes
+i me my we our you your he him his she her they them their its it's s
+""".split())
+
+# Lucene classic query syntax: characters with a meaning, escaped with a backslash; `&&`/`||` are escaped as
+# single characters. The operator words are only operators in upper case; the index's analyzer lower-cases
+# every term, so writing them in lower case changes nothing about what matches.
+_LUCENE_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+_LUCENE_OPERATORS = re.compile(r"\b(AND|OR|NOT)\b")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_TOPIC_MARKERS = re.compile(r"[\[\]]")
+_SPACES = re.compile(r"\s+")
+
+
+def strip_topic_markers(question: str) -> str:
+    """MetaQA marks the topic entity as `[name]`; a real user does not, so linking never sees the brackets."""
+    return _SPACES.sub(" ", _TOPIC_MARKERS.sub("", question)).strip()
+
+
+def analyzer_tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased letter/digit runs: close to what Lucene's standard analyzer indexes, and the unit in which
+    names and mentions are compared."""
+    return tuple(match.group(0).lower() for match in _WORD.finditer(text))
+
+
+def escape_lucene(text: str) -> str:
+    """`text` as literal Lucene query text: every special character backslash-escaped, AND/OR/NOT lower-cased."""
+    escaped = "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text)
+    return _LUCENE_OPERATORS.sub(lambda match: match.group(0).lower(), escaped)
+
+
+def phrase_query(text: str, *, fuzzy: bool = False, min_fuzzy_length: int = 4) -> str:
+    """A Lucene query for the mention `text`: the exact phrase, or (fuzzy) the phrase boosted, OR all of its
+    words each within one edit. Raises InputError for text without a letter or digit (Lucene would reject an
+    empty phrase)."""
+    tokens = analyzer_tokens(text)
+    if not tokens:
+        raise InputError(f"no word to search for in {text!r}", field="mention")
+    phrase = '"' + escape_lucene(_SPACES.sub(" ", text).strip()) + '"'
+    if not fuzzy:
+        return phrase
+    words = [escape_lucene(t) + ("~1" if len(t) >= min_fuzzy_length else "") for t in tokens]
+    return f"({phrase}^2 OR ({' AND '.join(words)}))"
+
+
+@dataclass(frozen=True)
+class Mention:
+    text: str
+    start: int  # word positions in the stripped question, end exclusive
+    end: int
+    tokens: tuple[str, ...]
+
+    @property
+    def words(self) -> int:
+        return self.end - self.start
+
+    def inside(self, other: Mention) -> bool:
+        return other.start <= self.start and self.end <= other.end and (other.start, other.end) != (self.start, self.end)
+
+
+def candidate_mentions(question: str, max_n: int = DEFAULT_MAX_N,
+                       stop_words: frozenset[str] = STOP_WORDS) -> list[Mention]:
+    """Word n-grams (1..max_n) of the question, longest first; n-grams without a word that is not a stop word
+    are dropped, as are repeats of a token sequence already listed."""
+    if max_n < 1:
+        raise InputError(f"must be >= 1, got {max_n}", field="max_n")
+    words = question.split()
+    seen: set[tuple[str, ...]] = set()
+    mentions = []
+    for n in range(min(max_n, len(words)), 0, -1):
+        for start in range(len(words) - n + 1):
+            text = " ".join(words[start:start + n])
+            tokens = analyzer_tokens(text)
+            if not tokens or tokens in seen or all(t in stop_words for t in tokens):
+                continue
+            seen.add(tokens)
+            mentions.append(Mention(text=text, start=start, end=start + n, tokens=tokens))
+    return mentions
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: score(x) = sum over rankings of 1 / (k + rank of x), ranks from 1.
+    Best first; equal scores by key. A key listed twice in one ranking counts at its first place."""
+    scores: dict[str, float] = defaultdict(float)
+    for ranking in rankings:
+        for rank, key in enumerate(dict.fromkeys(ranking), start=1):
+            scores[key] += 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True)
+class TextHit:
+    key: str
+    text: str
+    score: float
+
+
+class LinkingBackend(Protocol):
+    def mention_hits(self, mentions: Sequence[str], graph: str | None, limit: int) -> list[list[TextHit]]:
+        """For each mention, up to `limit` nodes whose name contains it as a phrase, best first."""
+
+    def vector_hits(self, vector: np.ndarray, graph: str | None, k: int) -> list[str]:
+        """Keys of the k nodes most similar to the vector, best first."""
+
+
+class StoreLinking:
+    """Linking through Neo4j: the `node_text` fulltext index and the `node_embedding` vector index."""
+
+    def __init__(self, store, *, fuzzy: bool = False):
+        self.store = store
+        self.fuzzy = fuzzy
+
+    def mention_hits(self, mentions: Sequence[str], graph: str | None, limit: int) -> list[list[TextHit]]:
+        queries = [phrase_query(m, fuzzy=self.fuzzy) for m in mentions]
+        rows = self.store.fulltext_nodes_many(queries, graph, limit)
+        return [[TextHit(r["key"], r["text"], float(r["score"])) for r in per_query] for per_query in rows]
+
+    def vector_hits(self, vector: np.ndarray, graph: str | None, k: int) -> list[str]:
+        return [row["key"] for row in self.store.seed_nodes(vector, k, graph)]
+
+
+class InMemoryLinking:
+    """Linking over a `KnowledgeGraph` with node embeddings: phrase containment over analyzer tokens, scored
+    with Lucene's BM25 (k1 = 1.2, b = 0.75; idf summed over the phrase's terms), then key; exact cosine for
+    vector hits."""
+
+    K1, B = 1.2, 0.75
+
+    def __init__(self, kg):
+        self.kg = kg
+        self._tokens = [analyzer_tokens(text) for text in kg.node_texts]
+        postings: dict[str, list[int]] = defaultdict(list)
+        for node, tokens in enumerate(self._tokens):
+            for token in set(tokens):
+                postings[token].append(node)
+        self._postings = {token: np.asarray(nodes, dtype=np.int64) for token, nodes in postings.items()}
+        self._average_length = max(float(np.mean([len(t) for t in self._tokens])) if self._tokens else 1.0, 1.0)
+
+    def _idf(self, token: str) -> float:
+        df = len(self._postings.get(token, ()))
+        return float(np.log(1.0 + (len(self._tokens) - df + 0.5) / (df + 0.5)))
+
+    def _phrase_hits(self, tokens: tuple[str, ...]) -> list[tuple[int, float]]:
+        lists = [self._postings.get(t) for t in tokens]
+        if any(p is None for p in lists):
+            return []
+        lists.sort(key=len)
+        nodes = lists[0]
+        for other in lists[1:]:
+            nodes = np.intersect1d(nodes, other, assume_unique=True)
+            if nodes.size == 0:
+                return []
+        n, idf = len(tokens), sum(self._idf(t) for t in tokens)
+        hits = []
+        for node in nodes.tolist():
+            name = self._tokens[node]
+            freq = sum(1 for i in range(len(name) - n + 1) if name[i:i + n] == tokens)
+            if freq:
+                norm = self.K1 * (1 - self.B + self.B * len(name) / self._average_length)
+                hits.append((node, idf * freq * (self.K1 + 1) / (freq + norm)))
+        return hits
+
+    def mention_hits(self, mentions: Sequence[str], graph: str | None, limit: int) -> list[list[TextHit]]:
+        out = []
+        keys, texts = self.kg.node_keys, self.kg.node_texts
+        for mention in mentions:
+            hits = sorted(self._phrase_hits(analyzer_tokens(mention)), key=lambda hit: (-round(hit[1], 6), keys[hit[0]]))
+            out.append([TextHit(keys[node], texts[node], score) for node, score in hits[:limit]])
+        return out
+
+    def vector_hits(self, vector: np.ndarray, graph: str | None, k: int) -> list[str]:
+        scores = cosine_to_query(self.kg.node_embeddings, vector)
+        return [self.kg.node_keys[i] for i in rank_top(scores, self.kg.node_keys, k).tolist()]
+
+
+class MentionPrior:
+    """How often a mention that names a node exactly is the question's topic: the link probability of entity
+    linking, counted on training questions. Template words that happen to be node names ("director" is a tag
+    in MetaQA) get a probability near 0; a mention never seen gets `unseen`."""
+
+    def __init__(self, counts: dict[tuple[str, ...], tuple[int, int]] | None = None, *, unseen: float = 0.5):
+        self.counts = dict(counts or {})  # mention tokens -> (times it was the topic, times it matched exactly)
+        self.unseen = unseen
+
+    def probability(self, tokens: tuple[str, ...]) -> float:
+        linked, seen = self.counts.get(tokens, (0, 0))
+        if seen == 0:
+            return self.unseen
+        return (linked + self.unseen) / (seen + 1.0)  # one pseudo-observation at the unseen prior
+
+    @classmethod
+    def fit(cls, questions: Iterable[tuple[str, Sequence[str]]], store_like, graph: str | None, *,
+            max_n: int = DEFAULT_MAX_N, unseen: float = 0.5) -> MentionPrior:
+        """From (question, topic keys) pairs: for every exact match, was its node a topic?"""
+        backend = _backend(store_like)
+        counts: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0, 0])
+        for question, topics in questions:
+            mentions = candidate_mentions(strip_topic_markers(question), max_n)
+            hits = backend.mention_hits([m.text for m in mentions], graph, DEFAULT_HITS_PER_MENTION) if mentions else []
+            for match in _exact_matches(mentions, hits):
+                entry = counts[match.mention.tokens]
+                entry[0] += int(match.key in set(topics))
+                entry[1] += 1
+        return cls({tokens: (linked, seen) for tokens, (linked, seen) in counts.items()}, unseen=unseen)
+
+    def to_dict(self) -> dict:
+        return {"unseen": self.unseen,
+                "counts": [[list(tokens), linked, seen] for tokens, (linked, seen) in sorted(self.counts.items())]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> MentionPrior:
+        return cls({tuple(tokens): (int(linked), int(seen)) for tokens, linked, seen in data["counts"]},
+                   unseen=float(data["unseen"]))
+
+
+@dataclass(frozen=True)
+class LinkResult:
+    seeds: list[str]  # exact matches first, then by fused rank; at most k
+    exact: list[str]  # maximal exact full-name matches, longest mention first
+    exact_mentions: list[str]  # the mention each exact match answers, same order
+    fused: list[tuple[str, float]]  # every fulltext or vector hit with its RRF score, best first
+
+    def preferred(self, fallback: int = 1) -> list[str]:
+        """The exact matches when there are any, else the `fallback` best fused seeds."""
+        return list(self.exact) if self.exact else list(self.seeds[:fallback])
+
+
+def _backend(store_like) -> LinkingBackend:
+    if hasattr(store_like, "mention_hits") and hasattr(store_like, "vector_hits"):
+        return store_like
+    if hasattr(store_like, "fulltext_nodes_many") and hasattr(store_like, "seed_nodes"):
+        return StoreLinking(store_like)
+    raise InputError(f"cannot link with a {type(store_like).__name__}: expected a GraphStore or a LinkingBackend",
+                     field="store_like")
+
+
+def link_seeds(question: str, question_vector: np.ndarray | None, store_like, graph: str | None, k: int = 3, *,
+               max_n: int = DEFAULT_MAX_N, hits_per_mention: int = DEFAULT_HITS_PER_MENTION,
+               vector_k: int = DEFAULT_VECTOR_HITS, prior: MentionPrior | None = None) -> LinkResult:
+    """Seed nodes for `question` (topic markers are stripped here) in `graph`; see the module docstring.
+    `question_vector=None` links by name only; `prior` reorders exact matches by link probability."""
+    if k < 0:
+        raise InputError(f"must be >= 0, got {k}", field="k")
+    backend = _backend(store_like)
+    mentions = candidate_mentions(strip_topic_markers(question), max_n)
+    hits = backend.mention_hits([m.text for m in mentions], graph, hits_per_mention) if mentions else []
+    exact = _order_exact(_maximal(_exact_matches(mentions, hits)), prior)
+    # Fulltext ranking: a node's best rank in any mention's list, longer mentions first among equal ranks.
+    best: dict[str, tuple[int, int]] = {}
+    for mention, per_mention in zip(mentions, hits):
+        for rank, hit in enumerate(per_mention):
+            candidate = (rank, -mention.words)
+            if hit.key not in best or candidate < best[hit.key]:
+                best[hit.key] = candidate
+    text_ranking = sorted(best, key=lambda key: (best[key], key))
+    vector_ranking = [] if question_vector is None else backend.vector_hits(question_vector, graph, vector_k)
+    fused = rrf([text_ranking, vector_ranking])
+    exact_keys = list(dict.fromkeys(match.key for match in exact))
+    taken = set(exact_keys)
+    rest = [key for key, _ in fused if key not in taken]
+    return LinkResult(seeds=(exact_keys + rest)[:k], exact=exact_keys,
+                      exact_mentions=[match.mention.text for match in exact], fused=fused)
+
+
+@dataclass(frozen=True)
+class ExactMatch:
+    key: str
+    mention: Mention
+    case_exact: bool  # the name equals the mention character for character, not just token for token
+    score: float  # the fulltext score of the hit
+
+
+def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[ExactMatch]:
+    """Nodes whose whole name is a mention (as analyzer tokens)."""
+    out = []
+    for mention, per_mention in zip(mentions, hits):
+        for hit in per_mention:
+            if analyzer_tokens(hit.text) == mention.tokens:
+                out.append(ExactMatch(hit.key, mention, _SPACES.sub(" ", hit.text).strip() == mention.text, hit.score))
+    return out
+
+
+def _maximal(matches: list[ExactMatch]) -> list[ExactMatch]:
+    """Drops a match whose mention lies inside another match's longer mention ("Hanks" in "Tom Hanks")."""
+    spans = {(m.mention.start, m.mention.end) for m in matches}
+    return [m for m in matches
+            if not any(s <= m.mention.start and m.mention.end <= e and (s, e) != (m.mention.start, m.mention.end)
+                       for s, e in spans)]
+
+
+def _order_exact(matches: list[ExactMatch], prior: MentionPrior | None) -> list[ExactMatch]:
+    """Most probable topic first: link probability (with a prior), longer mention, exact case, higher fulltext
+    score (rarer words score higher), then key."""
+    def order(match: ExactMatch) -> tuple:
+        probability = prior.probability(match.mention.tokens) if prior is not None else 0.0
+        return (-probability, -match.mention.words, not match.case_exact, -round(match.score, 6), match.key)
+
+    return sorted(matches, key=order)

@@ -1,0 +1,132 @@
+"""Bounded neighbourhood expansion around seed nodes, written once for every backend.
+
+The backend is reached only through an `incident` callback, so the in-memory reference and the Neo4j
+store differ only in how they fetch (and order) incident edges, never in what expansion keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.seeds import round_scores
+
+
+@dataclass(frozen=True)
+class IncidentEdge:
+    edge_id: str  # the backend's stable id (Neo4j element id, or CandidateGraph.edge_ids)
+    src_key: str
+    dst_key: str
+    text: str
+    neighbour_key: str  # the endpoint that is not the frontier node (the node itself for a self-loop)
+
+
+IncidentFn = Callable[[list[str]], Mapping[str, Sequence[IncidentEdge]]]
+
+
+def incident_sort_key(score: float, neighbour_key: str, text: str, edge_id: str) -> tuple:
+    """The order every backend must give incident edges, as a Python sort key.
+
+    score = cos(edge embedding, q) + cos(neighbour embedding, q), rounded to 6 decimals, descending;
+    then neighbour key, edge text and edge id ascending.
+    """
+    return (-float(round_scores(score)), neighbour_key, text, edge_id)
+
+
+def order_incident(edges: Sequence[IncidentEdge], scores: Sequence[float], fanout: int) -> list[IncidentEdge]:
+    """Sort one node's incident edges by `incident_sort_key` and keep the first `fanout`.
+
+    For a backend that fetches unordered rows with both cosines and orders them client-side.
+    """
+    if len(edges) != len(scores):
+        raise InputError(f"{len(edges)} edges but {len(scores)} scores", field="scores")
+    rounded = round_scores(scores).tolist()
+    order = sorted(range(len(edges)),
+                   key=lambda i: (-rounded[i], edges[i].neighbour_key, edges[i].text, edges[i].edge_id))
+    return [edges[i] for i in order[:max(fanout, 0)]]
+
+
+def expand(seed_keys: Sequence[str], hops: int, fanout: int, max_nodes: int, max_edges: int,
+           incident: IncidentFn) -> tuple[list[str], list[str]]:
+    """Grow a bounded neighbourhood around the seeds; returns (node keys, edge ids), both in order of adding.
+
+    The contract, identical for every backend:
+
+    1. `visited` starts as the seeds, in order, without duplicates, cut to the first `max_nodes`.
+       The first frontier is `visited`.
+    2. Each hop (at most `hops`) calls `incident(frontier)` once. For each frontier node it returns the
+       node's incident edges (both directions; a self-loop once) ordered by score =
+       cos(edge embedding, q) + cos(neighbour embedding, q), rounded to 6 decimals, descending, then
+       neighbour key ascending, then edge text ascending, then edge id ascending; capped to `fanout`.
+       (Lists longer than `fanout` are cut here as well, so the cap holds whatever the backend returns.)
+    3. Frontier nodes are processed in their order of first visit; each node's incident edges in the
+       given order. An edge already kept is skipped. An edge is kept if both endpoints are visited, or if
+       its new endpoint can still be added without `visited` exceeding `max_nodes`, in which case that
+       endpoint is visited now and joins the next frontier. Otherwise the edge is skipped.
+    4. Once `max_edges` edges are kept, nothing more is added and expansion stops.
+    5. The next frontier is the nodes first visited during this hop, in order of visit; expansion stops
+       early when it is empty.
+    """
+    for name, value in (("hops", hops), ("fanout", fanout), ("max_nodes", max_nodes), ("max_edges", max_edges)):
+        if value < 0:
+            raise InputError(f"must be >= 0, got {value}", field=name)
+    visited = dict.fromkeys(list(dict.fromkeys(seed_keys))[:max_nodes])
+    kept: dict[str, None] = {}
+    frontier = list(visited)
+    for _ in range(hops):
+        if not frontier or len(kept) >= max_edges:
+            break
+        incident_by_node = incident(list(frontier))
+        next_frontier: list[str] = []
+        for node in frontier:
+            for edge in list(incident_by_node.get(node, ()))[:fanout]:
+                if len(kept) >= max_edges:
+                    return list(visited), list(kept)
+                if edge.edge_id in kept:
+                    continue
+                if node not in (edge.src_key, edge.dst_key):
+                    raise InputError(f"incident edge {edge.edge_id!r} does not touch {node!r}", field="incident")
+                neighbour = edge.neighbour_key
+                if neighbour not in visited:
+                    if len(visited) >= max_nodes:
+                        continue
+                    visited[neighbour] = None
+                    next_frontier.append(neighbour)
+                kept[edge.edge_id] = None
+        frontier = next_frontier
+    return list(visited), list(kept)
+
+
+class InMemoryIncidence:
+    """The `incident` callback over a CandidateGraph, ordering with numpy (used by the reference path).
+
+    Question-independent structure (incidence lists, string ranks) is cached on the graph; build one
+    instance per (graph, question).
+    """
+
+    def __init__(self, graph: CandidateGraph, question_embedding: np.ndarray, fanout: int):
+        self.graph = graph
+        self.fanout = fanout
+        self.node_similarity = graph.node_similarity(question_embedding)
+        self.edge_similarity = graph.edge_similarity(question_embedding)
+
+    def __call__(self, frontier_keys: list[str]) -> dict[str, list[IncidentEdge]]:
+        return {key: self.edges_of(key) for key in frontier_keys}
+
+    def edges_of(self, key: str) -> list[IncidentEdge]:
+        node = self.graph.key_to_index.get(key)
+        if node is None:  # like a database query for an unknown key: no rows
+            return []
+        edges, neighbours = self.graph.incidence.of(node)
+        scores = round_scores(self.edge_similarity[edges] + self.node_similarity[neighbours])
+        graph = self.graph
+        order = np.lexsort((graph.edge_id_ranks[edges], graph.edge_text_ranks[edges],
+                            graph.node_key_ranks[neighbours], -scores))[:self.fanout]
+        return [IncidentEdge(edge_id=graph.edge_ids[e], src_key=graph.node_keys[graph.edge_src[e]],
+                             dst_key=graph.node_keys[graph.edge_dst[e]], text=graph.edge_texts[e],
+                             neighbour_key=graph.node_keys[n])
+                for e, n in zip(edges[order].tolist(), neighbours[order].tolist())]

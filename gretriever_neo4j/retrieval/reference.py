@@ -1,0 +1,142 @@
+"""The whole retrieval over an in-memory graph: seeds -> bounded neighbourhood -> PCST -> text.
+
+This is the reference the Neo4j path is checked against. Only data access differs there: it finds seeds
+with vector indexes (then `seed_nodes`), expands with its own `incident` callback (then `expand`), fetches
+the candidate graph, and hands it to `retrieve_from_candidates`, exactly as `retrieve` does here.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Iterator
+
+import numpy as np
+
+from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.neighbourhood import InMemoryIncidence, expand
+from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams, Selection, pcst_with_params
+from gretriever_neo4j.retrieval.seeds import seed_nodes
+from gretriever_neo4j.retrieval.textualize import TextualizedSubgraph, textualize
+
+STAGES = ("seeds", "neighbourhood", "pcst", "textualize")
+
+
+@dataclass(frozen=True)
+class RetrievalParams:
+    seed_k: int = 5  # nodes most similar to the question
+    seed_k_edges: int = 5  # edges most similar to the question; both endpoints become seeds
+    hops: int = 2
+    fanout: int = 50  # incident edges followed per node and hop
+    max_nodes: int = 500  # candidate graph bounds
+    max_edges: int = 2000
+    pcst: PcstParams = field(default_factory=lambda: DEFAULTS["webqsp"])
+    whole_graph: bool = False  # per-sample graphs: the candidate set is the whole graph, as in the paper
+
+    def __post_init__(self) -> None:
+        for name in ("seed_k", "seed_k_edges", "hops", "fanout", "max_nodes", "max_edges"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise InputError(f"must be an integer >= 0, got {value!r}", field=name)
+
+
+def params_to_dict(params: RetrievalParams) -> dict:
+    """JSON-serialisable, PCST parameters nested."""
+    return asdict(params)
+
+
+def default_params(dataset: str) -> RetrievalParams:
+    """The paper's setting for a dataset: per-sample graphs are searched whole, knowledge graphs expanded."""
+    if dataset not in DEFAULTS:
+        raise ConfigError(f"no retrieval defaults for dataset {dataset!r}; known: {', '.join(sorted(DEFAULTS))}")
+    per_sample = dataset in ("explagraphs", "scenegraphs")
+    return RetrievalParams(pcst=DEFAULTS[dataset], whole_graph=per_sample)
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievalResult:
+    seed_keys: list[str]
+    candidate: CandidateGraph
+    selection: Selection
+    subgraph: TextualizedSubgraph
+    timings_ms: dict[str, float]
+
+    @property
+    def text(self) -> str:
+        return self.subgraph.text
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable; the candidate graph without its embeddings."""
+        candidate = self.candidate
+        return {
+            "seed_keys": list(self.seed_keys),
+            "candidate": {
+                "node_keys": list(candidate.node_keys),
+                "node_texts": list(candidate.node_texts),
+                "node_refs": None if candidate.node_refs is None else list(candidate.node_refs),
+                "edges": [{"src": int(s), "text": t, "dst": int(d),
+                           "ref": None if candidate.edge_refs is None else candidate.edge_refs[i]}
+                          for i, (s, t, d) in enumerate(zip(candidate.edge_src.tolist(), candidate.edge_texts,
+                                                             candidate.edge_dst.tolist()))],
+            },
+            "selection": self.selection.to_dict(),
+            "subgraph": self.subgraph.to_dict(),
+            "timings_ms": {stage: float(ms) for stage, ms in self.timings_ms.items()},
+        }
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    timings[stage] = timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000.0
+
+
+def find_seeds(graph: CandidateGraph, question_embedding: np.ndarray, params: RetrievalParams) -> list[str]:
+    """Seed keys by exhaustive similarity over the whole graph (the Neo4j path asks its vector indexes)."""
+    keys = graph.node_keys
+    return seed_nodes(
+        keys, graph.node_similarity(question_embedding),
+        [keys[i] for i in graph.edge_src.tolist()], graph.edge_texts, [keys[i] for i in graph.edge_dst.tolist()],
+        graph.edge_similarity(question_embedding), k_nodes=params.seed_k, k_edges=params.seed_k_edges)
+
+
+def candidate_graph(graph: CandidateGraph, question_embedding: np.ndarray, seed_keys: list[str],
+                    params: RetrievalParams) -> CandidateGraph:
+    """The bounded neighbourhood of the seeds, nodes and edges in the order `expand` added them."""
+    incident = InMemoryIncidence(graph, question_embedding, params.fanout)
+    node_keys, edge_ids = expand(seed_keys, params.hops, params.fanout, params.max_nodes, params.max_edges,
+                                 incident)
+    return graph.subgraph([graph.key_to_index[k] for k in node_keys],
+                          [graph.edge_id_to_index[e] for e in edge_ids])
+
+
+def retrieve_from_candidates(candidate: CandidateGraph, question_embedding: np.ndarray,
+                             params: RetrievalParams, *, seed_keys: list[str],
+                             timings_ms: dict[str, float] | None = None) -> RetrievalResult:
+    """PCST and textualisation over a candidate graph, however it was obtained."""
+    timings = dict(timings_ms or {})
+    with _timed(timings, "pcst"):
+        selection = pcst_with_params(candidate, question_embedding, params.pcst)
+    with _timed(timings, "textualize"):
+        subgraph = textualize(candidate, selection.node_indices, selection.edge_indices)
+    return RetrievalResult(seed_keys=list(seed_keys), candidate=candidate, selection=selection,
+                           subgraph=subgraph, timings_ms={stage: timings.get(stage, 0.0) for stage in STAGES})
+
+
+def retrieve(graph: CandidateGraph, question_embedding: np.ndarray, params: RetrievalParams) -> RetrievalResult:
+    """Retrieve the subgraph of `graph` relevant to the question and its text for the LLM."""
+    question_embedding = np.asarray(question_embedding, dtype=np.float32).reshape(-1)
+    timings: dict[str, float] = {}
+    if params.whole_graph:
+        seed_keys: list[str] = []
+        candidate = graph
+    else:
+        with _timed(timings, "seeds"):
+            seed_keys = find_seeds(graph, question_embedding, params)
+        with _timed(timings, "neighbourhood"):
+            candidate = candidate_graph(graph, question_embedding, seed_keys, params)
+    return retrieve_from_candidates(candidate, question_embedding, params, seed_keys=seed_keys,
+                                    timings_ms=timings)

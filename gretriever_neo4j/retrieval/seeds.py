@@ -1,0 +1,117 @@
+"""Similarity to the question and deterministic top-k ranking, shared by the in-memory and Neo4j paths.
+
+The Neo4j path applies `rank_top` / `seed_nodes` to the hits its vector indexes return, so both paths
+break ties the same way. Ties are the norm, not the exception: a knowledge graph has thousands of edges
+with the same relation text and therefore the same embedding.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from gretriever_neo4j.errors import InputError
+
+SCORE_DECIMALS = 6  # scores are rounded to this before ordering, so Java-vs-numpy float noise cannot flip ties
+COSINE_EPS = 1e-8  # as torch.nn.CosineSimilarity: a zero vector has similarity 0 to everything
+
+
+def round_scores(scores: np.ndarray | Sequence[float]) -> np.ndarray:
+    return np.round(np.asarray(scores, dtype=np.float64), SCORE_DECIMALS)
+
+
+def cosine_to_query(embeddings: np.ndarray, query: np.ndarray,
+                    distinct: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Cosine similarity of each row to `query`, float32 in, float64 out (computed in float64).
+
+    Identical rows get bit-identical scores (each distinct row is scored once), so ties between edges with
+    the same relation text are exact, whatever blocking the BLAS kernel used. `distinct` is
+    `distinct_rows(embeddings)`, for callers that keep it between questions.
+    """
+    matrix = np.asarray(embeddings, dtype=np.float32)
+    query = np.asarray(query, dtype=np.float32).reshape(-1)
+    if matrix.ndim != 2:
+        raise InputError(f"expected a 2-d array, got shape {matrix.shape}", field="embeddings")
+    if matrix.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    if matrix.shape[1] != query.shape[0]:
+        raise InputError(f"question embedding has dimension {query.shape[0]}, graph embeddings "
+                         f"{matrix.shape[1]}", field="question_embedding")
+    rows, inverse = distinct if distinct is not None else distinct_rows(matrix)
+    rows = rows.astype(np.float64)
+    q = query.astype(np.float64)
+    norms = np.maximum(np.linalg.norm(rows, axis=1), COSINE_EPS) * max(float(np.linalg.norm(q)), COSINE_EPS)
+    return (rows @ q / norms)[inverse]
+
+
+def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows, index of each row's distinct row): `distinct[inverse]` rebuilds `matrix`."""
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    if matrix.shape[0] == 0:
+        return matrix, np.zeros(0, dtype=np.int64)
+    as_bytes = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1])))
+    _, first, inverse = np.unique(as_bytes.reshape(-1), return_index=True, return_inverse=True)
+    return matrix[first], inverse.reshape(-1)
+
+
+def rank_top(scores: np.ndarray | Sequence[float], keys: Sequence[str], k: int) -> np.ndarray:
+    """Indices of the `k` best entries: rounded score descending, then key ascending.
+
+    Keys should be unique; equal keys with equal scores keep their input order.
+    """
+    scores = round_scores(scores).reshape(-1)
+    if len(keys) != len(scores):
+        raise InputError(f"{len(scores)} scores but {len(keys)} keys", field="keys")
+    k = min(max(int(k), 0), len(scores))
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    # Only entries scoring at least the k-th best can make the cut: sort those few in Python.
+    threshold = np.partition(scores, len(scores) - k)[len(scores) - k]
+    contenders = np.flatnonzero(scores >= threshold).tolist()
+    contenders.sort(key=lambda i: (-scores[i], keys[i]))
+    return np.asarray(contenders[:k], dtype=np.int64)
+
+
+def edge_rank_key(src_key: str, text: str, dst_key: str) -> str:
+    """The tie-break key of an edge among equal scores: (source key, text, target key) in that order.
+
+    Content-based, so it is the same whichever backend stored the edge.
+    """
+    return "\x1f".join((src_key, text, dst_key))
+
+
+class _EdgeRankKeys(Sequence[str]):
+    """Edge rank keys built on access: `rank_top` reads only the keys of its few contenders."""
+
+    def __init__(self, src_keys: Sequence[str], texts: Sequence[str], dst_keys: Sequence[str]):
+        self.src_keys, self.texts, self.dst_keys = src_keys, texts, dst_keys
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        return edge_rank_key(self.src_keys[i], self.texts[i], self.dst_keys[i])
+
+
+def seed_nodes(node_keys: Sequence[str], node_scores: np.ndarray | Sequence[float],
+               edge_src_keys: Sequence[str], edge_texts: Sequence[str], edge_dst_keys: Sequence[str],
+               edge_scores: np.ndarray | Sequence[float], *, k_nodes: int, k_edges: int) -> list[str]:
+    """Seed node keys: the top `k_nodes` nodes, then source and target of each of the top `k_edges` edges.
+
+    Order: node hits in rank order, then edge endpoints (source before target) in edge rank order;
+    a key appearing twice keeps its first place. Edge ties are broken by `edge_rank_key`.
+    """
+    if not len(edge_src_keys) == len(edge_texts) == len(edge_dst_keys):
+        raise InputError("edge source keys, texts and target keys differ in length", field="edges")
+    top_nodes = rank_top(node_scores, node_keys, k_nodes)
+    top_edges = rank_top(edge_scores, _EdgeRankKeys(edge_src_keys, edge_texts, edge_dst_keys), k_edges)
+    ordered = [node_keys[i] for i in top_nodes.tolist()]
+    for i in top_edges.tolist():
+        ordered += [edge_src_keys[i], edge_dst_keys[i]]
+    return list(dict.fromkeys(ordered))
+
+
+def cosine_from_neo4j_score(score: float | np.ndarray) -> float | np.ndarray:
+    """Neo4j's cosine vector index reports (1 + cos) / 2; this undoes that."""
+    return 2.0 * np.asarray(score, dtype=np.float64) - 1.0

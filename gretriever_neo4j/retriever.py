@@ -1,0 +1,227 @@
+"""Retrieval on Neo4j: question -> seeds (vector indexes) -> bounded neighbourhood (Cypher) -> PCST -> text.
+
+Only data access differs from the in-memory reference (`retrieval.reference`): seeds come from the vector
+indexes, incident edges from `cypher/neighbourhood_incident.cypher`; expansion, PCST and textualisation are
+the same pure functions. Every retrieval is recorded as a `(:Retrieval)` node so that a person can open
+exactly its subgraph in Neo4j Browser.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+import uuid
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import cypher
+from .errors import ConfigError, DatabaseError, InputError
+from .retrieval.candidates import CandidateGraph
+from .retrieval.neighbourhood import IncidentEdge, expand, order_incident
+from .retrieval.pcst import DEFAULTS
+from .retrieval.reference import RetrievalParams, RetrievalResult, params_to_dict, retrieve_from_candidates
+from .retrieval.seeds import seed_nodes
+from .retrieval.textualize import count_tokens
+from .store import GraphStore
+
+# Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
+# the cut even where Java and numpy round a cosine differently in its last bits.
+_FANOUT_MARGIN = 8
+
+
+def params_for(dataset: str | None, kind: str | None) -> RetrievalParams:
+    """The paper's settings: per-sample graphs are searched whole, knowledge graphs expanded from seeds."""
+    pcst = DEFAULTS.get(dataset or "", DEFAULTS["webqsp"])
+    return RetrievalParams(pcst=pcst, whole_graph=kind == "per-sample")
+
+
+@dataclass
+class Retrieval:
+    """A retrieval as the user sees it: the result plus where to look at it in Neo4j Browser."""
+
+    id: str
+    question: str
+    graph: str
+    params: RetrievalParams
+    result: RetrievalResult
+    timings_ms: dict[str, float]
+    tokens: int
+    warnings: list[str] = field(default_factory=list)
+    browser_url: str = ""
+    browser_statement: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.result.text
+
+    def to_dict(self) -> dict:
+        sub = self.result.subgraph
+        return {
+            "id": self.id,
+            "question": self.question,
+            "graph": self.graph,
+            "params": params_to_dict(self.params),
+            "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
+                      for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,
+                                                                sub.node_refs or [None] * len(sub.node_keys)))],
+            "edges": [{"src": e.src, "text": e.text, "dst": e.dst, "ref": e.ref} for e in sub.edges],
+            "seeds": list(self.result.seed_keys),
+            "textualized": self.text,
+            "tokens": self.tokens,
+            "timings_ms": self.timings_ms,
+            "warnings": self.warnings,
+            "browser_url": self.browser_url,
+            "browser_statement": self.browser_statement,
+        }
+
+
+class Retriever:
+    def __init__(self, store: GraphStore, embedder, *, browser_url: str | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.browser_url = browser_url
+        self._checked_schema = False
+
+    def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
+                 record: bool = True, **overrides) -> Retrieval:
+        """`overrides` replace single fields of the graph's default parameters (seed_k, hops, fanout, …)."""
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty", field="question")
+        question = question.strip()
+        self._check_schema()
+        timings: dict[str, float] = {}
+        warnings: list[str] = []
+
+        started = time.perf_counter()
+        query = self.embedder.embed_query(question)
+        timings["embed"] = _ms(started)
+        if query.truncated:
+            warnings.append(f"the question has {query.tokens} tokens; the embedder reads only the first "
+                            f"{self.embedder.max_seq_length}")
+        vector = query.vector
+
+        graph, info = self._scope(graph, vector, timings)
+        if params is None:
+            params = params_for(info["dataset"], info["kind"])
+        if overrides:
+            params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
+
+        if params.whole_graph:
+            started = time.perf_counter()
+            candidate = self._candidate(graph, keys=None, refs=None)
+            timings["fetch"] = _ms(started)
+            seeds: list[str] = []
+        else:
+            started = time.perf_counter()
+            seeds = self._seeds(vector, graph, params)
+            timings["vector_search"] = timings.get("vector_search", 0.0) + _ms(started)
+            started = time.perf_counter()
+            candidate = self._neighbourhood(graph, vector, seeds, params)
+            timings["neighbourhood"] = _ms(started)
+
+        result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
+        timings["pcst"] = result.timings_ms["pcst"]
+        timings["textualize"] = result.timings_ms["textualize"]
+        tokens = count_tokens(result.text, getattr(self.embedder, "tokenizer", None))
+        timings["total"] = sum(timings.values())
+
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph, params=params,
+                              result=result, timings_ms=timings, tokens=tokens, warnings=warnings)
+        if record:
+            self._record(retrieval)
+        return retrieval
+
+    # -- stages -----------------------------------------------------------------------------------
+    def _check_schema(self) -> None:
+        if self._checked_schema:
+            return
+        stored = self.store.embedder_info()
+        if stored is None:
+            raise DatabaseError("the database holds no graph yet: load one with `gqa ingest …`")
+        name, dim = stored
+        if dim != self.embedder.dim:
+            raise ConfigError(f"the stored vectors are {dim}-d ('{name}'), the embedder '{self.embedder.name}' "
+                              f"makes {self.embedder.dim}-d ones: use --embedder '{name}'")
+        self._checked_schema = True
+
+    def _scope(self, graph: str | None, vector: np.ndarray, timings: dict[str, float]) -> tuple[str, dict]:
+        """The graph to search: the one named, or else the graph of the node most similar to the question."""
+        if graph is None:
+            started = time.perf_counter()
+            hits = self.store.seed_nodes(vector, 1, None)
+            timings["vector_search"] = _ms(started)
+            if not hits:
+                raise DatabaseError("no node is stored yet (or the vector index is still populating)")
+            graph = hits[0]["graph"]
+        info = self.store.graph_info(graph)
+        if info is None:
+            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+        return graph, info
+
+    def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams) -> list[str]:
+        nodes = self.store.seed_nodes(vector, params.seed_k, graph)
+        edges = self.store.seed_edges(vector, params.seed_k_edges, graph)
+        return seed_nodes([n["key"] for n in nodes], [n["cos"] for n in nodes],
+                          [e["src"] for e in edges], [e["text"] for e in edges], [e["dst"] for e in edges],
+                          [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
+
+    def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str],
+                       params: RetrievalParams) -> CandidateGraph:
+        def incident(frontier: list[str]) -> dict[str, list[IncidentEdge]]:
+            rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN)
+            ordered = {}
+            for key, edges in rows.items():
+                incident_edges = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"],
+                                               text=e["text"], neighbour_key=e["neighbour"]) for e in edges]
+                # Neo4j's score is (1 + cos_edge) / 2 + (1 + cos_node) / 2; the contract orders by the cosines' sum.
+                ordered[key] = order_incident(incident_edges, [2.0 * e["score"] - 2.0 for e in edges], params.fanout)
+            return ordered
+
+        node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident)
+        return self._candidate(graph, keys=node_keys, refs=edge_ids)
+
+    def _candidate(self, graph: str, *, keys: list[str] | None, refs: list[str] | None) -> CandidateGraph:
+        """Nodes and edges with texts and vectors, in the order given (whole graph: ordered by key)."""
+        nodes = self.store.graph_nodes(graph, keys)
+        edges = self.store.graph_edges(graph, refs) if (refs is None or refs) else []
+        if keys is not None:
+            position = {key: i for i, key in enumerate(keys)}
+            nodes.sort(key=lambda n: position[n["key"]])
+        if refs is not None:
+            position = {ref: i for i, ref in enumerate(refs)}
+            edges.sort(key=lambda e: position[e["ref"]])
+
+        return CandidateGraph.from_records(
+            [(n["key"], n["text"], n["embedding"]) for n in nodes],
+            [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],
+            dim=self.embedder.dim, node_refs=[n["ref"] for n in nodes], edge_refs=[e["ref"] for e in edges])
+
+    def _record(self, retrieval: Retrieval) -> None:
+        sub = retrieval.result.subgraph
+        self.store.record_retrieval(
+            id=retrieval.id, question=retrieval.question, graph=retrieval.graph,
+            params=json.dumps(params_to_dict(retrieval.params)), node_refs=list(sub.node_refs or []),
+            rel_refs=[e.ref for e in sub.edges if e.ref is not None], textualized=retrieval.text,
+            timings=json.dumps(retrieval.timings_ms))
+        retrieval.browser_statement = browser_statement(retrieval.id)
+        if self.browser_url:
+            retrieval.browser_url = browser_link(self.browser_url, retrieval.browser_statement)
+
+
+def browser_statement(retrieval_id: str) -> str:
+    """The statement that shows exactly one retrieval's subgraph; the id is ours (hex), written as a literal
+    so that it can be pasted into Browser as it is."""
+    if not retrieval_id.replace("-", "").isalnum():
+        raise InputError(f"not a retrieval id: {retrieval_id!r}", field="retrieval id")
+    return cypher.load("retrieval_subgraph").text.replace("$id", json.dumps(retrieval_id))
+
+
+def browser_link(browser_url: str, statement: str) -> str:
+    """Neo4j Browser opens with the statement in its editor (`?cmd=edit&arg=…`)."""
+    return f"{browser_url.rstrip('/')}/?cmd=edit&arg={urllib.parse.quote(statement)}"
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

@@ -1,0 +1,86 @@
+"""Similarities and deterministic top-k ranking."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.seeds import (cosine_from_neo4j_score, cosine_to_query, edge_rank_key, rank_top,
+                                              seed_nodes)
+
+
+def test_cosine_matches_definition_and_zero_vector_scores_zero():
+    rows = np.array([[3, 4], [0, 0], [-1, 0], [1, 1]], dtype=np.float32)
+    scores = cosine_to_query(rows, np.array([1, 0], dtype=np.float32))
+    assert scores.dtype == np.float64
+    assert scores.tolist() == pytest.approx([0.6, 0.0, -1.0, 2 ** -0.5], abs=1e-12)
+
+
+def test_identical_rows_get_bit_identical_scores(make_unit_rows):
+    rng = np.random.default_rng(3)
+    pool = make_unit_rows(rng, 3, 384)
+    rows = pool[rng.integers(0, 3, 5000)]
+    scores = cosine_to_query(rows, make_unit_rows(rng, 1, 384)[0])
+    assert len(set(scores.tolist())) == 3
+
+
+def test_cosine_rejects_dimension_mismatch_and_accepts_empty():
+    with pytest.raises(InputError) as error:
+        cosine_to_query(np.ones((2, 3), dtype=np.float32), np.ones(4, dtype=np.float32))
+    assert error.value.field == "question_embedding"
+    assert cosine_to_query(np.zeros((0, 3), dtype=np.float32), np.ones(4, dtype=np.float32)).shape == (0,)
+
+
+def test_rank_top_orders_by_score_then_key():
+    scores = [0.5, 0.9, 0.5, 0.7, 0.5]
+    keys = ["d", "z", "b", "y", "c"]
+    assert rank_top(scores, keys, 4).tolist() == [1, 3, 2, 4]
+    assert rank_top(scores, keys, 10).tolist() == [1, 3, 2, 4, 0]
+    assert rank_top(scores, keys, 0).tolist() == []
+
+
+def test_rank_top_rounds_scores_so_float_noise_cannot_flip_ties():
+    # Differences below 5e-7 are noise (Java vs numpy); the key decides.
+    scores = [0.30000012, 0.30000004, 0.2999998]
+    assert rank_top(scores, ["c", "b", "a"], 3).tolist() == [2, 1, 0]
+    # Real differences still count.
+    assert rank_top([0.300001, 0.300002], ["a", "b"], 2).tolist() == [1, 0]
+
+
+def test_rank_top_is_independent_of_input_order():
+    rng = np.random.default_rng(11)
+    scores = np.round(rng.random(300), 1)  # many ties
+    keys = [f"k{i:03d}" for i in range(300)]
+    expected = [keys[i] for i in rank_top(scores, keys, 40)]
+    order = rng.permutation(300)
+    shuffled_keys = [keys[i] for i in order]
+    assert [shuffled_keys[i] for i in rank_top(scores[order], shuffled_keys, 40)] == expected
+
+
+def test_rank_top_empty_and_mismatch():
+    assert rank_top([], [], 5).tolist() == []
+    with pytest.raises(InputError):
+        rank_top([0.1, 0.2], ["a"], 1)
+
+
+def test_seed_nodes_orders_nodes_then_edge_endpoints_without_duplicates():
+    seeds = seed_nodes(
+        ["a", "b", "c", "d"], [0.9, 0.1, 0.8, 0.2],
+        ["x", "c", "b", "q"], ["r", "r", "r", "s"], ["y", "w", "a", "p"], [0.5, 0.5, 0.5, 0.1],
+        k_nodes=2, k_edges=3)
+    # Nodes a, c; then the three tied edges by (src, text, dst): b->a, c->w, x->y.
+    assert seeds == ["a", "c", "b", "w", "x", "y"]
+
+
+def test_seed_nodes_empty():
+    assert seed_nodes([], [], [], [], [], [], k_nodes=5, k_edges=5) == []
+
+
+def test_edge_rank_key_orders_like_the_triple():
+    triples = [("a", "r", "b"), ("a b", "r", "a"), ("a", "r x", "a"), ("a", "r", "a")]
+    assert sorted(triples, key=lambda t: edge_rank_key(*t)) == sorted(triples)
+
+
+def test_cosine_from_neo4j_score():
+    assert cosine_from_neo4j_score(np.array([1.0, 0.5, 0.0])).tolist() == [1.0, 0.0, -1.0]

@@ -1,0 +1,181 @@
+"""Ingest into the real Neo4j server: counts match the files, a second run changes nothing, failures write nothing."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.ingest import ingest_dataset
+from gretriever_neo4j.records import Edge, GraphRecord, Node
+
+pytestmark = pytest.mark.neo4j
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _dataset_counts(store, dataset: str) -> dict:
+    return store.stats().get(dataset, {"graphs": 0, "nodes": 0, "edges": 0, "questions": {}})
+
+
+def test_webqsp_file_counts_match_and_rerun_changes_nothing(store, embedder, shared_data):
+    path = shared_data / "webqsp" / "webqsp_evidence_test.jsonl"
+    entities, triples, questions = set(), set(), 0
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        questions += 1
+        for head, relation, tail in row["graph"]:
+            entities.update((head, tail))
+            triples.add((head, relation, tail))
+    ingest_dataset(store, embedder, "webqsp", str(path))
+    counts = _dataset_counts(store, "webqsp")
+    assert (counts["nodes"], counts["edges"]) == (len(entities), len(triples))
+    assert counts["embedded_nodes"] == len(entities) and counts["embedded_edges"] == len(triples)
+    assert counts["questions"]["test"] == questions == 1628
+
+    again = ingest_dataset(store, embedder, "webqsp", str(path))
+    assert (again.nodes_written, again.edges_written, again.texts_embedded) == (0, 0, 0)
+    assert _dataset_counts(store, "webqsp") == counts
+
+
+def test_explagraphs_one_graph_per_row_with_paper_split(store, embedder, shared_data):
+    path = shared_data / "explagraphs" / "train_dev.tsv"
+    report = ingest_dataset(store, embedder, "explagraphs", str(path))
+    counts = _dataset_counts(store, "explagraphs")
+    assert counts["graphs"] == 2766 and counts["kind"] == "per-sample"
+    assert counts["questions"] == {"train": 1659, "val": 553, "test": 554}
+    assert counts["nodes"] == report.nodes_read  # node keys are local to each graph: nothing merges
+    assert counts["edges"] > 11_000
+    again = ingest_dataset(store, embedder, "explagraphs", str(path))
+    assert (again.nodes_written, again.edges_written) == (0, 0)
+
+
+def test_metaqa_kb_and_questions(store, embedder, shared_data):
+    folder = shared_data / "metaqa"
+    lines = [l.split("|") for l in (folder / "kb.txt").read_text().splitlines() if l.strip()]
+    entities = {part for h, _, t in lines for part in (h, t)}
+    ingest_dataset(store, embedder, "metaqa", str(folder))
+    counts = _dataset_counts(store, "metaqa")
+    assert counts["nodes"] == len(entities) == 43_234
+    assert counts["edges"] == len({tuple(l) for l in lines})
+    assert sum(counts["questions"].values()) == 9_992 + 14_872 + 14_274
+    assert set(counts["questions"]) == {"train", "val"}
+
+
+def test_scenegraphs_fixture(store, embedder):
+    fixtures = REPO / "tests" / "loaders" / "fixtures" / "scenegraphs"
+    records = list(__import__("gretriever_neo4j.loaders", fromlist=["x"]).get_loader("scenegraphs").read(
+        fixtures, questions=fixtures / "questions.csv", on_bad_row=lambda e: None))
+    graph_ids = {r.graph_id for r in records if isinstance(r, GraphRecord)}
+    report = ingest_dataset(store, embedder, "scenegraphs", str(fixtures), skip_bad=True,
+                            questions=str(fixtures / "questions.csv"))
+    assert report.graphs == len(graph_ids) >= 2
+    assert report.bad_rows, "the fixture has a relation to an unknown object"
+    node_texts = [row["text"] for gid in graph_ids for row in store.graph_nodes(gid)]
+    assert any(t.startswith("name: ") and "(x,y,w,h): (" in t for t in node_texts)
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def test_user_csv_graph_and_empty_graph(store, embedder, tmp_path):
+    nodes = _write_csv(tmp_path / "nodes.csv", ["node_id", "node_attr"],
+                       [["0", "Benjamin Franklin"], ["1", "lightning rod, an invention"], ["2", 'the "glass" harmonica']])
+    edges = _write_csv(tmp_path / "edges.csv", ["src", "edge_attr", "dst"], [["0", "invented", "1"], ["0", "invented", "2"]])
+    name = f"{store.test_prefix}-franklin"
+    report = ingest_dataset(store, embedder, "csv", nodes=str(nodes), edges=str(edges), graph=name)
+    assert (report.nodes_written, report.edges_written) == (3, 2)
+    assert {r["text"] for r in store.graph_nodes(name)} == {"Benjamin Franklin", "lightning rod, an invention",
+                                                            'the "glass" harmonica'}
+    assert len(store.graph_edges(name)) == 2
+
+    empty_nodes = _write_csv(tmp_path / "empty_nodes.csv", ["node_id", "node_attr"], [])
+    empty_edges = _write_csv(tmp_path / "empty_edges.csv", ["src", "edge_attr", "dst"], [])
+    empty = f"{store.test_prefix}-empty"
+    report = ingest_dataset(store, embedder, "csv", nodes=str(empty_nodes), edges=str(empty_edges), graph=empty)
+    assert report.graphs == 1 and report.nodes_written == 0
+    assert store.graph_info(empty) == {"id": empty, "dataset": "csv", "kind": "per-sample"}
+
+
+def test_bad_row_fails_before_anything_is_written(store, embedder, tmp_path):
+    triples = tmp_path / "kb.tsv"
+    triples.write_text("a\tlikes\tb\nb\tlikes\tc\nbroken line without tabs\n")
+    name = f"{store.test_prefix}-bad"
+    with pytest.raises(InputError) as caught:
+        ingest_dataset(store, embedder, "triples", str(triples), graph=name)
+    assert str(triples) in str(caught.value) and ":3" in str(caught.value)
+    assert store.graph_info(name) is None and store.graph_nodes(name) == []
+
+    report = ingest_dataset(store, embedder, "triples", str(triples), graph=name, skip_bad=True)
+    assert len(report.bad_rows) == 1 and report.bad_rows[0].line == 3
+    assert len(store.graph_nodes(name)) == 3
+
+
+def test_interrupted_ingest_resumes_where_it_stopped(store, embedder, tmp_path):
+    lines = [f"e{i}\trel{i % 3}\te{i + 1}" for i in range(60)]
+    triples = tmp_path / "chain.tsv"
+    triples.write_text("\n".join(lines) + "\n")
+    name = f"{store.test_prefix}-chain"
+    first = ingest_dataset(store, embedder, "triples", str(triples), graph=name, limit=25)
+    rest = ingest_dataset(store, embedder, "triples", str(triples), graph=name)
+    assert first.edges_written == 25
+    assert rest.edges_written == 35 and rest.nodes_written == 61 - 26
+    assert len(store.graph_edges(name)) == 60
+
+
+def test_other_embedder_dimension_is_refused(store):
+    with pytest.raises(ConfigError, match="--reembed"):
+        store.ensure_schema("some/other-model", 768)
+
+
+def test_batch_with_missing_endpoint_rolls_back(store):
+    from gretriever_neo4j.store import WriteBatch
+
+    name = f"{store.test_prefix}-rollback"
+    batch = WriteBatch(graphs=[{"id": name, "dataset": name, "kind": "kg"}],
+                       nodes=[{"graph": name, "dataset": name, "key": "a", "text": "a", "vector": 0}],
+                       node_vectors=[[1.0] + [0.0] * 383],
+                       edges=[{"graph": name, "dataset": name, "src": "a", "text": "r", "dst": "missing", "vector": 0}],
+                       edge_vectors=[[1.0] + [0.0] * 383])
+    with pytest.raises(Exception, match="rolled back"):
+        store.write_batch(batch)
+    assert store.graph_info(name) is None and store.graph_nodes(name) == []
+
+
+def _gqa(*args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def test_cli_bad_input_exits_1_with_file_and_line_and_no_traceback(store, tmp_path):
+    nodes = _write_csv(tmp_path / "nodes.csv", ["node_id", "node_attr"], [["0", "x"]])
+    edges = _write_csv(tmp_path / "edges.csv", ["src", "edge_attr", "dst"], [["0", "r", "7"]])
+    name = f"{store.test_prefix}-cli"
+    result = _gqa("ingest", "csv", "--nodes", str(nodes), "--edges", str(edges), "--graph", name)
+    assert result.returncode == 1, result.stderr
+    assert f"{edges}:2" in result.stderr and "Traceback" not in result.stderr + result.stdout
+    assert store.graph_info(name) is None
+
+    unknown = _gqa("ingest", "no-such-dataset")
+    assert unknown.returncode == 1 and "known:" in unknown.stderr and "Traceback" not in unknown.stderr
+    missing = _gqa("ingest", "triples", "--source", str(tmp_path / "nope.tsv"))
+    assert missing.returncode == 1 and "nope.tsv" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_cli_stats_json(store):
+    result = _gqa("stats", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["embedder"]["dim"] == 384 and isinstance(data["datasets"], dict)
