@@ -299,6 +299,186 @@ def show(retrieval_id: str = typer.Argument(..., help="the id `gqa ask` printed 
     console.print(escape(record["browser_url"]), soft_wrap=True)
 
 
+# -- chat -----------------------------------------------------------------------------------------
+@app.command()
+def chat(
+    question: str = typer.Argument(..., help="the first question; its retrieved subgraph is kept for the chat"),
+    graph: Optional[str] = typer.Option(None, "--graph", "-g"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint"),
+    llm: Optional[str] = typer.Option(None, "--llm"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """A multi-turn conversation about one retrieved subgraph (empty line or Ctrl-D ends it)."""
+    from dataclasses import replace as _replace
+
+    from .answer import answer_question
+
+    retrieval = _retrieve(question, graph=graph, embedder=embedder, quiet=False)
+    if not retrieval.result.subgraph.node_keys:
+        raise GqaError(f"graph {retrieval.graph!r} gave no candidate node for this question")
+    _print_retrieval(retrieval)
+    history: list[tuple[str, str]] = []
+    while True:
+        with console.status("generating…"):
+            answer = answer_question(retrieval, checkpoint=checkpoint, llm=llm, device=device, history=history)
+        _print_answer(answer)
+        history.append((retrieval.question, answer.text))
+        try:
+            follow_up = console.input("[bold]you>[/] ").strip()
+        except EOFError:
+            break
+        if not follow_up:
+            break
+        retrieval = _replace(retrieval, question=follow_up)
+
+
+# -- train / eval ---------------------------------------------------------------------------------
+def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .train.data import build_samples, static_settings
+
+    with Progress(TextColumn(f"[bold]retrieving {label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bars:
+        task = bars.add_task(label, total=None)
+        return build_samples(store, retriever, dataset, split, limit=limit,
+                             settings=static_settings(retriever, dataset),
+                             on_progress=lambda done, total: bars.update(task, completed=done, total=total))
+
+
+@app.command()
+def train(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="explagraphs | scenegraphs | webqsp | metaqa | any "
+                                "stored dataset with questions"),
+    variant: str = typer.Option("g-retriever", "--config", "-c", help="prompt-tuning | g-retriever | lora | "
+                                "g-retriever-lora"),
+    gnn: str = typer.Option("graph-transformer", "--gnn", help="graph-transformer | gat | gcn"),
+    llm: Optional[str] = typer.Option(None, "--llm", help="HF causal LM id or path [default smollm2-135m]"),
+    out: Path = typer.Option(Path("checkpoints/run"), "--out", "-o", help="checkpoint folder (best/ and last/)"),
+    seed: int = typer.Option(0, "--seed"),
+    epochs: int = typer.Option(10, "--epochs", min=1),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    grad_accum: int = typer.Option(2, "--grad-accum", min=1),
+    lr: float = typer.Option(1e-5, "--lr", min=0.0),
+    patience: int = typer.Option(2, "--patience", min=1),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
+    train_split: str = typer.Option("train", "--train-split"),
+    val_split: str = typer.Option("val", "--val-split"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions of each split"),
+    gnn_hidden: Optional[int] = typer.Option(None, "--gnn-hidden", min=1),
+    gnn_layers: Optional[int] = typer.Option(None, "--gnn-layers", min=1),
+    no_graph_encoder: bool = typer.Option(False, "--no-graph-encoder", help="ablation: w/o graph encoder"),
+    no_projector: bool = typer.Option(False, "--no-projector", help="ablation: w/o projection layer"),
+    no_textualized_graph: bool = typer.Option(False, "--no-textualized-graph", help="ablation: w/o textualized graph"),
+    resume: bool = typer.Option(False, "--resume", help="continue from OUT/last"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """Train a configuration of the paper on stored questions; subgraphs come from gqa's own retrieval."""
+    from .embed import Embedder
+    from .model.config import ModelConfig
+    from .model.gretriever import build_model
+    from .retriever import Retriever
+    from .train.trainer import TrainConfig, train as run_training
+
+    config = ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
+                         **({"gnn_hidden": gnn_hidden} if gnn_hidden else {}),
+                         **({"gnn_layers": gnn_layers} if gnn_layers else {}),
+                         use_graph_encoder=not no_graph_encoder, use_projector=not no_projector,
+                         use_textualized_graph=not no_textualized_graph)
+    train_config = TrainConfig(lr=lr, batch_size=batch_size, grad_accum=grad_accum, epochs=epochs, patience=patience,
+                               seed=seed, max_steps=max_steps, resume=resume)
+    model_embedder = Embedder(embedder)
+    config = config.replace(gnn_in_dim=model_embedder.dim, embedder=model_embedder.name)
+    with _store() as store:
+        retriever = Retriever(store, model_embedder)
+        train_samples = _samples(store, retriever, dataset, train_split, limit, f"{dataset}/{train_split}")
+        try:
+            val_samples = _samples(store, retriever, dataset, val_split, limit, f"{dataset}/{val_split}")
+        except GqaError:
+            val_samples = []
+            console.print(f"[yellow]no {val_split!r} questions: the training loss selects the best epoch[/]")
+    with console.status(f"loading {config.llm}…"):
+        model = build_model(config, device=device)
+    trainable, total = model.parameter_counts()
+    console.print(f"{variant}: {trainable:,} trainable of {total:,} parameters; {len(train_samples)} train / "
+                  f"{len(val_samples)} val samples; checkpoints in {out}")
+    history = run_training(model, train_samples, val_samples, train_config, out, progress=console)
+    table = Table(title=f"gqa train {dataset} {variant} ({history.stop_reason})")
+    for column in ("epoch", "train loss", "val loss", "seconds", "peak RSS MiB"):
+        table.add_column(column, justify="right")
+    for e in history.epochs:
+        table.add_row(str(e.epoch), f"{e.train_loss:.4f}", "" if e.val_loss is None else f"{e.val_loss:.4f}",
+                      f"{e.seconds:.0f}", f"{e.peak_rss_mib:.0f}")
+    console.print(table)
+    console.print(f"best checkpoint: {history.best_checkpoint}")
+
+
+@app.command("eval")
+def evaluate(
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    split: str = typer.Option("test", "--split"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="default: the LLM alone (inference-only)"),
+    llm: Optional[str] = typer.Option(None, "--llm"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", min=1),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON with every prediction "
+                                       "[default eval-DATASET-SPLIT.json]"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """Score a checkpoint (or the LLM alone) on a stored split: Hit@1, strict Hit@1, F1 or accuracy,
+    and the automated hallucination check."""
+    from .answer import load_generator
+    from .embed import Embedder
+    from .model.citations import check_citations, summarize_citations
+    from .retriever import Retriever
+    from .train import metrics
+    from .train.trainer import predict
+
+    model_embedder = Embedder(embedder)
+    with _store() as store:
+        samples = _samples(store, Retriever(store, model_embedder), dataset, split, limit, f"{dataset}/{split}")
+    with console.status("loading the model…"):
+        model = load_generator(str(checkpoint) if checkpoint else None, llm, device, model_embedder.dim)
+    import time as _time
+
+    started = _time.perf_counter()
+    with console.status(f"generating {len(samples)} answers…"):
+        predictions = predict(model, samples, batch_size=batch_size, max_new_tokens=max_new_tokens)
+    seconds = _time.perf_counter() - started
+    checks = [check_citations(s.desc, p) for s, p in zip(samples, predictions)]
+    citations = summarize_citations(checks)
+    scores: dict[str, float] = {}
+    if dataset == "explagraphs":
+        scores["accuracy"] = metrics.score_explagraphs(predictions, [s.label for s in samples])
+    elif dataset == "scenegraphs":
+        scores["accuracy"] = metrics.score_scenegraphs(predictions, [s.label for s in samples])
+    else:
+        qa = metrics.score_open_questions(predictions, [s.answers for s in samples])
+        scores.update({k: float(v) for k, v in qa.__dict__.items() if isinstance(v, (int, float))})
+    scores.update({"citations_nodes_valid": citations.nodes_valid_fraction,
+                   "citations_edges_valid": citations.edges_valid_fraction,
+                   "answers_all_citations_valid": citations.all_valid_fraction})
+    table = Table(title=f"gqa eval {dataset}/{split} — {model.config.variant} / {model.config.llm} "
+                        f"({len(samples)} questions, {seconds:.0f} s)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in scores.items():
+        table.add_row(name, f"{value:.4f}")
+    console.print(table)
+    out = out or Path(f"eval-{dataset}-{split}.json")
+    out.write_text(json.dumps({
+        "dataset": dataset, "split": split, "checkpoint": str(checkpoint) if checkpoint else None,
+        "model": model.config.to_dict(), "scores": scores, "seconds": seconds,
+        "predictions": [{"qid": s.qid, "prediction": p, "answers": s.answers, "label": s.label,
+                         "citations_all_valid": c.all_valid} for s, p, c in zip(samples, predictions, checks)],
+    }, indent=1))
+    console.print(f"predictions written to {out}")
+
+
 # -- stats ----------------------------------------------------------------------------------------
 @app.command()
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:

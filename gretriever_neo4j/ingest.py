@@ -31,11 +31,12 @@ class IngestReport:
     texts_embedded: int = 0
     batches: int = 0
     bad_rows: list[InputError] = field(default_factory=list)
+    graph_ids: set[str] = field(default_factory=set, repr=False)
     seconds: float = 0.0
     embed_seconds: float = 0.0
 
     def to_dict(self) -> dict:
-        data = {k: v for k, v in self.__dict__.items() if k != "bad_rows"}
+        data = {k: v for k, v in self.__dict__.items() if k not in ("bad_rows", "graph_ids")}
         data["bad_rows"] = len(self.bad_rows)
         return data
 
@@ -110,7 +111,8 @@ def _write_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestRe
                               "answers": list(record.answers), "split": record.split, "graph": record.graph_id,
                               "topic_entities": list(record.topic_entities)})
             report.questions += 1
-    report.graphs += len(graphs)
+    report.graph_ids.update(graphs)
+    report.graphs = len(report.graph_ids)
 
     node_rows = list(nodes.values())
     edge_rows = list(edges.values())

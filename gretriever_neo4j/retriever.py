@@ -44,6 +44,7 @@ class Retrieval:
     id: str
     question: str
     graph: str
+    dataset: str
     params: RetrievalParams
     result: RetrievalResult
     timings_ms: dict[str, float]
@@ -62,6 +63,7 @@ class Retrieval:
             "id": self.id,
             "question": self.question,
             "graph": self.graph,
+            "dataset": self.dataset,
             "params": params_to_dict(self.params),
             "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
                       for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,
@@ -127,7 +129,8 @@ class Retriever:
         tokens = count_tokens(result.text, getattr(self.embedder, "tokenizer", None))
         timings["total"] = sum(timings.values())
 
-        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph, params=params,
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph,
+                              dataset=info["dataset"], params=params,
                               result=result, timings_ms=timings, tokens=tokens, warnings=warnings)
         if record:
             self._record(retrieval)

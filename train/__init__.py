@@ -1,0 +1,28 @@
+"""Training, checkpoints and evaluation metrics for the G-Retriever models (no database access here).
+
+Names are imported on first use, so `gretriever_neo4j.train.metrics` stays cheap to import.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "TrainConfig": "trainer", "TrainHistory": "trainer", "EpochStats": "trainer", "train": "trainer",
+    "evaluate_loss": "trainer", "predict": "trainer", "lr_at": "trainer",
+    "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint",
+    "restore_weights": "checkpoint", "CheckpointInfo": "checkpoint",
+    "hit_at_1": "metrics", "strict_hit_at_1": "metrics", "f1_precision_recall": "metrics",
+    "stance_accuracy": "metrics", "contains_label": "metrics", "score_open_questions": "metrics",
+    "score_explagraphs": "metrics", "score_scenegraphs": "metrics", "QAScores": "metrics",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)

@@ -1,0 +1,371 @@
+"""Training as the reference does it: AdamW on the trainable parameters only, half-cycle cosine learning rate
+after a linear warm-up (in epochs), gradient-norm clipping at 0.1, early stopping on the validation loss.
+
+Under `checkpoint_dir` the trainer keeps two checkpoints:
+    best/   the model with the lowest validation loss so far (what evaluation and `gqa ask` load)
+    last/   the latest state with optimizer, schedule position and random states, for `resume`
+Differences from the reference, on purpose: gradients really are accumulated over `grad_accum` micro-batches
+(the reference steps every micro-batch), clipping applies to the accumulated gradient, and the learning rate is
+set before every optimizer step. With no validation samples, the training loss selects the best epoch.
+Batch order is a fixed permutation per (seed, epoch), so a resumed run sees the same batches as an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import resource
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+from torch.nn.utils import clip_grad_norm_
+from torch.utils.data import DataLoader
+
+from ..errors import ConfigError, InputError, ModelError
+from ..model.gretriever import GraphQAModel
+from ..model.sample import QASample, collate
+from .checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
+
+BEST = "best"
+LAST = "last"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    lr: float = 1e-5
+    min_lr: float = 5e-6  # floor of the cosine, as the reference (capped at lr)
+    weight_decay: float = 0.05
+    betas: tuple[float, float] = (0.9, 0.95)
+    batch_size: int = 8
+    eval_batch_size: int = 16
+    grad_accum: int = 2
+    epochs: int = 10
+    warmup_epochs: float = 1.0
+    patience: int = 2  # epochs without a better validation loss before stopping
+    grad_clip: float = 0.1
+    seed: int = 0
+    max_steps: int | None = None  # hard cap on optimizer steps (counted over resumes); the schedule is unchanged
+    num_workers: int = 0
+    resume: bool = False  # continue from checkpoint_dir/last when it exists
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "eval_batch_size", "grad_accum", "epochs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"field '{name}': must be a positive integer, got {value!r}")
+        for name in ("lr", "min_lr", "weight_decay", "warmup_epochs", "grad_clip"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or value < 0 or not math.isfinite(value):
+                raise ConfigError(f"field '{name}': must be a non-negative number, got {value!r}")
+        if self.lr <= 0:
+            raise ConfigError(f"field 'lr': must be positive, got {self.lr!r}")
+        if self.patience < 0 or self.num_workers < 0:
+            raise ConfigError("fields 'patience' and 'num_workers' must not be negative")
+        if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
+            raise ConfigError(f"field 'max_steps': must be a positive integer or None, got {self.max_steps!r}")
+        object.__setattr__(self, "betas", tuple(self.betas))
+
+    def to_dict(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["betas"] = list(self.betas)
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+        unknown = sorted(set(values) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ConfigError(f"unknown training config key(s): {', '.join(unknown)}")
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class EpochStats:
+    epoch: int
+    train_loss: float
+    val_loss: float | None
+    seconds: float
+    peak_rss_mib: float
+    steps: int  # optimizer steps taken so far, in all
+    lr: float  # learning rate of the last step
+    batches: int  # micro-batches trained in this record (fewer than an epoch when cut by max_steps)
+
+
+@dataclass
+class TrainHistory:
+    epochs: list[EpochStats] = field(default_factory=list)
+    best_epoch: int | None = None
+    best_loss: float | None = None  # validation loss (training loss without validation samples)
+    best_checkpoint: Path | None = None
+    last_checkpoint: Path | None = None
+    steps: int = 0
+    stop_reason: str = ""  # "epochs", "early-stopping", "max-steps"
+    resumed_from: Path | None = None
+
+
+def lr_at(progress_epochs: float, *, lr: float, min_lr: float, warmup_epochs: float, epochs: int) -> float:
+    """Linear warm-up to `lr` over `warmup_epochs`, then half a cosine down to `min_lr` at `epochs`."""
+    floor = min(min_lr, lr)
+    if warmup_epochs > 0 and progress_epochs < warmup_epochs:
+        return lr * progress_epochs / warmup_epochs
+    span = max(epochs - warmup_epochs, 1e-12)
+    fraction = min(max((progress_epochs - warmup_epochs) / span, 0.0), 1.0)
+    return floor + (lr - floor) * 0.5 * (1.0 + math.cos(math.pi * fraction))
+
+
+def epoch_order(sample_count: int, seed: int, epoch: int) -> list[int]:
+    """The shuffled sample order of one epoch; depends only on (seed, epoch), so resumes see the same order."""
+    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    return torch.randperm(sample_count, generator=generator).tolist()
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux reports KiB
+
+
+def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: Sequence[QASample],
+          config: TrainConfig, checkpoint_dir: str | Path, progress: Any = None) -> TrainHistory:
+    """Train `model` in place; the best checkpoint is saved under checkpoint_dir/best. See the module docs.
+
+    `progress` is a rich Console: when given, progress bars with the running loss and ETA are drawn on it.
+    """
+    if not train_samples:
+        raise InputError("no training samples")
+    parameters = model.trainable_parameters()
+    if not parameters:
+        raise ConfigError(f"variant '{model.config.variant}' has no trainable parameters; nothing to train")
+    checkpoint_dir = Path(checkpoint_dir)
+    _seed_everything(config.seed)
+    optimizer = torch.optim.AdamW([{"params": parameters, "lr": config.lr, "weight_decay": config.weight_decay}],
+                                  betas=config.betas)
+    history = TrainHistory()
+    state = _RunState()
+    if config.resume and (checkpoint_dir / LAST).is_dir():
+        state = _resume(model, optimizer, checkpoint_dir / LAST, history)
+    batches_per_epoch = math.ceil(len(train_samples) / config.batch_size)
+    display = _Display(progress, total_steps=config.epochs * batches_per_epoch,
+                       done=state.epoch * batches_per_epoch + state.batch_in_epoch)
+    history.stop_reason = "epochs"
+    try:
+        while state.epoch < config.epochs:
+            if _budget_spent(config, state):
+                history.stop_reason = "max-steps"
+                break
+            started = time.perf_counter()
+            order = epoch_order(len(train_samples), config.seed, state.epoch)
+            losses, cut_short = _train_epoch(model, optimizer, parameters, train_samples, order, config, state,
+                                             batches_per_epoch, display)
+            train_loss = sum(losses) / len(losses) if losses else float("nan")
+            val_loss = evaluate_loss(model, val_samples, config.eval_batch_size, config.num_workers) \
+                if val_samples else None
+            selection_loss = val_loss if val_loss is not None else train_loss
+            record = EpochStats(epoch=state.epoch, train_loss=train_loss, val_loss=val_loss,
+                                seconds=time.perf_counter() - started, peak_rss_mib=peak_rss_mib(),
+                                steps=state.steps, lr=optimizer.param_groups[0]["lr"], batches=len(losses))
+            history.epochs.append(record)
+            if losses and selection_loss < state.best_loss:
+                state.best_loss, state.best_epoch = selection_loss, state.epoch
+                save_checkpoint(model, checkpoint_dir / BEST, epoch=state.epoch, step=state.steps,
+                                metrics={"val_loss": val_loss, "train_loss": train_loss})
+            display.epoch_done(record)
+            if not cut_short:
+                state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+            _save_last(model, optimizer, checkpoint_dir / LAST, state, config, history)
+            if cut_short:
+                history.stop_reason = "max-steps"
+                break
+            if state.best_epoch is not None and state.epoch - 1 - state.best_epoch >= config.patience:
+                history.stop_reason = "early-stopping"
+                break
+    finally:
+        display.close()
+    history.best_epoch = state.best_epoch
+    history.best_loss = state.best_loss if state.best_epoch is not None else None
+    history.best_checkpoint = checkpoint_dir / BEST if (checkpoint_dir / BEST).is_dir() else None
+    history.last_checkpoint = checkpoint_dir / LAST
+    history.steps = state.steps
+    return history
+
+
+@torch.no_grad()
+def evaluate_loss(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
+                  num_workers: int = 0) -> float:
+    """Mean per-batch loss, as the reference averages its validation loss."""
+    if not samples:
+        raise InputError("no samples to evaluate")
+    was_training = model.training
+    model.eval()
+    try:
+        losses = [float(model(batch)) for batch in _loader(samples, list(range(len(samples))), batch_size,
+                                                         num_workers)]
+    finally:
+        model.train(was_training)
+    return sum(losses) / len(losses)
+
+
+@torch.no_grad()
+def predict(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16, num_workers: int = 0,
+            max_new_tokens: int | None = None) -> list[str]:
+    """Generated answers for `samples`, in order."""
+    was_training = model.training
+    model.eval()
+    try:
+        answers: list[str] = []
+        for batch in _loader(samples, list(range(len(samples))), batch_size, num_workers):
+            answers.extend(model.generate(batch, max_new_tokens=max_new_tokens))
+    finally:
+        model.train(was_training)
+    return answers
+
+
+# --- internals ------------------------------------------------------------------------------------------
+
+@dataclass
+class _RunState:
+    epoch: int = 0
+    batch_in_epoch: int = 0  # micro-batches of `epoch` already trained (non-zero only after a max_steps stop)
+    steps: int = 0
+    best_loss: float = math.inf
+    best_epoch: int | None = None
+
+
+def _train_epoch(model: GraphQAModel, optimizer: torch.optim.Optimizer, parameters: list[torch.nn.Parameter],
+                 samples: Sequence[QASample], order: list[int], config: TrainConfig, state: _RunState,
+                 batches_per_epoch: int, display: "_Display") -> tuple[list[float], bool]:
+    """Train the rest of one epoch; returns the micro-batch losses and whether max_steps cut it short."""
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    start = state.batch_in_epoch
+    remaining = order[start * config.batch_size:]
+    losses: list[float] = []
+    pending = 0
+    for offset, batch in enumerate(_loader(samples, remaining, config.batch_size, config.num_workers)):
+        index = start + offset
+        if _budget_spent(config, state):
+            return losses, True
+        loss = model(batch)
+        if not torch.isfinite(loss):
+            raise ModelError(f"training loss became {float(loss)} at epoch {state.epoch}, batch {index}; "
+                             f"try a lower learning rate")
+        (loss / config.grad_accum).backward()
+        losses.append(float(loss.detach()))
+        pending += 1
+        state.batch_in_epoch = index + 1
+        if pending == config.grad_accum or index + 1 == batches_per_epoch:
+            # Complete windows average over grad_accum; a short last window is rescaled to its own size.
+            if pending != config.grad_accum:
+                for parameter in parameters:
+                    if parameter.grad is not None:
+                        parameter.grad.mul_(config.grad_accum / pending)
+            lr = lr_at(state.epoch + (index + 1) / batches_per_epoch, lr=config.lr, min_lr=config.min_lr,
+                       warmup_epochs=config.warmup_epochs, epochs=config.epochs)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            clip_grad_norm_(parameters, config.grad_clip)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            pending = 0
+            state.steps += 1
+        display.batch_done(losses[-1], state.epoch)
+    return losses, False
+
+
+def _budget_spent(config: TrainConfig, state: _RunState) -> bool:
+    return config.max_steps is not None and state.steps >= config.max_steps
+
+
+def _loader(samples: Sequence[QASample], order: list[int], batch_size: int, num_workers: int) -> DataLoader:
+    ordered = [samples[i] for i in order]
+    # An own generator: a DataLoader otherwise draws its worker seed from the global RNG, which would make the
+    # dropout stream of a resumed run differ from an uninterrupted one.
+    return DataLoader(ordered, batch_size=batch_size, shuffle=False, collate_fn=collate, num_workers=num_workers,
+                      generator=torch.Generator().manual_seed(0))
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _save_last(model: GraphQAModel, optimizer: torch.optim.Optimizer, path: Path, state: _RunState,
+               config: TrainConfig, history: TrainHistory) -> None:
+    training_state = {
+        "optimizer": optimizer.state_dict(),
+        "epoch": state.epoch,
+        "batch_in_epoch": state.batch_in_epoch,
+        "steps": state.steps,
+        "best_loss": state.best_loss,
+        "best_epoch": -1 if state.best_epoch is None else state.best_epoch,
+        "torch_rng": torch.get_rng_state(),
+        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "python_rng": random.getstate(),
+        "train_config": config.to_dict(),
+        "history": [asdict(record) for record in history.epochs],
+    }
+    save_checkpoint(model, path, epoch=state.epoch, step=state.steps, training_state=training_state)
+
+
+def _resume(model: GraphQAModel, optimizer: torch.optim.Optimizer, path: Path, history: TrainHistory) -> _RunState:
+    info = read_checkpoint(path)
+    differences = config_differences(info.config, model.config)
+    if differences:
+        raise ConfigError(f"cannot resume from {path}: it was trained with another model configuration: "
+                          f"{differences}")
+    saved = load_training_state(path)
+    if saved is None:
+        raise ConfigError(f"cannot resume from {path}: it holds no training state")
+    restore_weights(model, path)
+    optimizer.load_state_dict(saved["optimizer"])
+    torch.set_rng_state(saved["torch_rng"])
+    if saved["cuda_rng"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(saved["cuda_rng"])
+    random.setstate(_as_python_rng_state(saved["python_rng"]))
+    history.epochs.extend(EpochStats(**record) for record in saved["history"])
+    history.resumed_from = path
+    return _RunState(epoch=saved["epoch"], batch_in_epoch=saved["batch_in_epoch"], steps=saved["steps"],
+                     best_loss=saved["best_loss"], best_epoch=None if saved["best_epoch"] < 0 else saved["best_epoch"])
+
+
+def _as_python_rng_state(state: Any) -> tuple:
+    version, internal, gauss = state
+    return version, tuple(internal), gauss
+
+
+class _Display:
+    """rich progress bars (overall and current epoch) with the running loss and ETA; silent without a console."""
+
+    def __init__(self, console: Any, *, total_steps: int, done: int):
+        self._progress = None
+        if console is None:
+            return
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                                  TimeRemainingColumn(), console=console, transient=False)
+        self._task = self._progress.add_task("training", total=total_steps, completed=done, loss="-")
+        self._progress.start()
+        self._recent: list[float] = []
+        self._console = console
+
+    def batch_done(self, loss: float, epoch: int) -> None:
+        if self._progress is None:
+            return
+        self._recent = (self._recent + [loss])[-20:]
+        self._progress.update(self._task, advance=1, description=f"epoch {epoch + 1}",
+                              loss=f"{sum(self._recent) / len(self._recent):.4f}")
+
+    def epoch_done(self, record: EpochStats) -> None:
+        if self._progress is None:
+            return
+        val = "-" if record.val_loss is None else f"{record.val_loss:.4f}"
+        self._progress.console.print(f"epoch {record.epoch + 1}: train loss {record.train_loss:.4f}, "
+                                     f"val loss {val}, {record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB")
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
