@@ -479,6 +479,32 @@ def evaluate(
     console.print(f"predictions written to {out}")
 
 
+# -- quickstart -----------------------------------------------------------------------------------
+@app.command()
+def quickstart(
+    question: str = typer.Option("what else did ben franklin invent?", "--question"),
+    retrieve_only: bool = typer.Option(False, "--retrieve-only"),
+) -> None:
+    """Start Neo4j, load the bundled WebQSP sample, and answer a question from it (the README's first command)."""
+    from importlib import resources
+
+    from . import neo4j_server
+
+    if not os.environ.get("NEO4J_URI"):
+        with console.status("starting Neo4j (the first start downloads ~140 MB of jars from Maven Central)…"):
+            status = neo4j_server.start(neo4j_server.default_layout())
+        console.print(f"[green]Neo4j is up[/]: {status.bolt_uri}, Browser at {status.browser_url}")
+    sample = resources.files("gretriever_neo4j") / "samples" / "webqsp_sample.jsonl"
+    ingest(dataset="webqsp", source=str(sample), limit=None, embedder=None, reembed=False, skip_bad=False,
+           bad_report=Path("gqa-bad-rows.tsv"), nodes=None, edges=None, graph=None, split=None, hops=None,
+           batch_size=5000, as_json=False)
+    stats(as_json=False)
+    console.rule(f"gqa ask {question!r}")
+    ask(question=question, graph="webqsp", retrieve_only=retrieve_only, checkpoint=None, llm=None, device="auto",
+        embedder=None, seed_k=None, seed_k_edges=None, hops=None, fanout=None, max_nodes=None, max_edges=None,
+        topk=None, topk_e=None, cost_e=None, as_json=False)
+
+
 # -- stats ----------------------------------------------------------------------------------------
 @app.command()
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:

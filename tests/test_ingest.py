@@ -67,16 +67,25 @@ def test_metaqa_kb_and_questions(store, embedder, shared_data):
 
 
 def test_scenegraphs_fixture(store, embedder):
+    from gretriever_neo4j.loaders import get_loader
+
     fixtures = REPO / "tests" / "loaders" / "fixtures" / "scenegraphs"
-    records = list(__import__("gretriever_neo4j.loaders", fromlist=["x"]).get_loader("scenegraphs").read(
-        fixtures, questions=fixtures / "questions.csv", on_bad_row=lambda e: None))
-    graph_ids = {r.graph_id for r in records if isinstance(r, GraphRecord)}
-    report = ingest_dataset(store, embedder, "scenegraphs", str(fixtures), skip_bad=True,
-                            questions=str(fixtures / "questions.csv"))
+    questions = fixtures / "questions.csv"
+    graph_ids = {r.graph_id for r in get_loader("scenegraphs").read(fixtures, questions=questions)
+                 if isinstance(r, GraphRecord)}
+    report = ingest_dataset(store, embedder, "scenegraphs", str(fixtures), questions=str(questions))
     assert report.graphs == len(graph_ids) >= 2
-    assert report.bad_rows, "the fixture has a relation to an unknown object"
+    assert report.questions == len(questions.read_text().strip().splitlines()) - 1 == 5
     node_texts = [row["text"] for gid in graph_ids for row in store.graph_nodes(gid)]
     assert any(t.startswith("name: ") and "(x,y,w,h): (" in t for t in node_texts)
+    assert _dataset_counts(store, "scenegraphs")["questions"]
+
+    # One image has a relation to an unknown object: refused as a whole, or skipped with --skip-bad.
+    bad = fixtures / "questions_with_bad_images.csv"
+    with pytest.raises(InputError):
+        ingest_dataset(store, embedder, "scenegraphs", str(fixtures), questions=str(bad))
+    skipped = ingest_dataset(store, embedder, "scenegraphs", str(fixtures), questions=str(bad), skip_bad=True)
+    assert skipped.bad_rows and all(e.source for e in skipped.bad_rows)
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:

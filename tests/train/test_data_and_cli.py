@@ -1,0 +1,99 @@
+"""From stored questions to samples (cached per question), and `gqa train` / `gqa eval` / `gqa ask` end to end
+with a tiny random Llama, on the real Neo4j server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
+from gretriever_neo4j.retriever import Retriever
+from gretriever_neo4j.train.data import SampleCache, build_samples, prompt_for, retrieval_text
+
+pytestmark = pytest.mark.neo4j
+
+
+def _toy_dataset(prefix: str, questions: int = 6) -> list:
+    records = []
+    for i in range(questions):
+        graph = f"{prefix}/{i}"
+        records.append(GraphRecord(graph_id=graph, dataset=prefix, kind="per-sample",
+                                   nodes=[Node("0", f"claim {i}"), Node("1", "evidence"), Node("2", "people")],
+                                   edges=[Edge("0", "supported by" if i % 2 else "contradicted by", "1"),
+                                          Edge("2", "believe", "0")]))
+        records.append(QuestionRecord(qid=f"{i:03d}", dataset=prefix, text=f"Is claim {i} supported?",
+                                      answers=["support" if i % 2 else "counter"],
+                                      split="train" if i < questions - 2 else "val", graph_id=graph))
+    return records
+
+
+def test_samples_come_from_retrieval_and_are_cached(store, embedder, tmp_path):
+    prefix = store.test_prefix
+    ingest(_toy_dataset(prefix), store, embedder.embed, dataset=prefix)
+    retriever = Retriever(store, embedder)
+    cache = SampleCache(tmp_path)
+    calls = []
+
+    def counting(text, graph):
+        calls.append(graph)
+        return retriever.retrieve(text, graph=graph, record=False).result
+
+    samples = build_samples(store, retriever, prefix, "train", retrieve=counting, cache=cache)
+    assert [s.qid for s in samples] == ["000", "001", "002", "003"] and len(calls) == 4
+    first = samples[1]
+    assert first.x.shape == (3, embedder.dim) and first.edge_index.shape == (2, 2)
+    assert first.edge_attr.shape == (2, embedder.dim)
+    assert "claim 1" in first.desc and first.question == "Question: Is claim 1 supported?\nAnswer: "
+    assert first.label == "support"  # an unknown dataset is an open question: gold answers joined, lower-cased
+
+    again = build_samples(store, retriever, prefix, "train", retrieve=counting, cache=cache)
+    assert len(calls) == 4, "cached samples must not be retrieved again"
+    assert torch.equal(again[1].x, first.x) and again[1].desc == first.desc
+
+
+def test_prompts_and_metaqa_brackets():
+    assert retrieval_text("metaqa", "who directed [Blade Runner]") == "who directed Blade Runner"
+    assert retrieval_text("webqsp", "who is [x]") == "who is [x]"
+    assert prompt_for("explagraphs", "Argument 1: a\nAnswer:") == "Argument 1: a\nAnswer:"
+
+
+def _gqa(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
+                          timeout=900)
+
+
+def test_cli_train_eval_ask_with_a_tiny_llama(store, embedder, tmp_path, monkeypatch, neo4j_settings):
+    prefix = store.test_prefix
+    ingest(_toy_dataset(prefix, questions=8), store, embedder.embed, dataset=prefix)
+    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))  # a fresh sample cache
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    out = tmp_path / "ckpt"
+    trained = _gqa("train", "--dataset", prefix, "--config", "g-retriever", "--llm", "tiny-random-llama",
+                   "--epochs", "2", "--batch-size", "2", "--grad-accum", "1", "--lr", "1e-3", "--gnn-hidden", "32",
+                   "--gnn-layers", "2", "--out", str(out))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert (out / "best").is_dir() and "train loss" in trained.stdout
+
+    report = tmp_path / "eval.json"
+    scored = _gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(out / "best"),
+                  "--max-new-tokens", "4", "--out", str(report))
+    assert scored.returncode == 0, scored.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert len(data["predictions"]) == 2 and data["model"]["variant"] == "g-retriever"
+    assert {"hit_at_1", "f1", "citations_nodes_valid"} <= set(data["scores"])
+
+    asked = _gqa("ask", "--graph", f"{prefix}/1", "--checkpoint", str(out / "best"), "--json", "Is claim 1 supported?")
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    answer = json.loads(asked.stdout)["answer"]
+    assert answer["model"].startswith("g-retriever") and "citations" in answer
+
+    nothing = _gqa("train", "--dataset", f"{prefix}-none", "--llm", "tiny-random-llama", "--out", str(out))
+    assert nothing.returncode == 1 and "no stored questions" in nothing.stderr and "Traceback" not in nothing.stderr
+    bad = _gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(tmp_path / "missing"))
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
