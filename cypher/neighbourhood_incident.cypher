@@ -1,14 +1,17 @@
-// For each frontier node: its incident edges, best first, capped at $fanout. Score: similarity of the edge text
-// plus similarity of the node at the other end to the question (Neo4j's normalised cosine, (1 + cos) / 2).
+// For each frontier node: its own similarity to the question, and its incident edges best first, capped at
+// $fanout, each with the similarity of the edge text and of the node at the other end. Similarities are Neo4j's
+// normalised cosine, (1 + cos) / 2; the order is by their sum (the contract of neighbourhood.expand).
 // params: $graph, $frontier, $vector, $fanout
 UNWIND $frontier AS frontier_key
 MATCH (u:Node {graph: $graph, key: frontier_key})
 CALL (u) {
   MATCH (u)-[r:REL]-(v:Node)
-  WITH r, v, vector.similarity.cosine(r.embedding, $vector) + vector.similarity.cosine(v.embedding, $vector) AS score
-  ORDER BY score DESC, v.key ASC, r.text ASC, elementId(r) ASC
+  WITH r, v, vector.similarity.cosine(r.embedding, $vector) AS edge_score,
+       vector.similarity.cosine(v.embedding, $vector) AS neighbour_score
+  ORDER BY edge_score + neighbour_score DESC, v.key ASC, r.text ASC, elementId(r) ASC
   LIMIT $fanout
   RETURN collect({edge_id: elementId(r), src: startNode(r).key, dst: endNode(r).key, text: r.text,
-                  neighbour: v.key, score: score}) AS incident
+                  neighbour: v.key, neighbour_text: v.text, neighbour_ref: elementId(v), edge_score: edge_score,
+                  neighbour_score: neighbour_score}) AS incident
 }
-RETURN frontier_key AS key, incident
+RETURN frontier_key AS key, u.text AS text, elementId(u) AS ref, vector.similarity.cosine(u.embedding, $vector) AS score, incident

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import cypher
 from .errors import ConfigError, DatabaseError, InputError
-from .retrieval.candidates import CandidateGraph
+from .retrieval.candidates import CandidateGraph, ScoredCandidateGraph
 from .retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from .retrieval.pcst import DEFAULTS
 from .retrieval.reference import RetrievalParams, RetrievalResult, params_to_dict, retrieve_from_candidates
@@ -126,6 +126,10 @@ class Retriever:
         result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
         timings["pcst"] = result.timings_ms["pcst"]
         timings["textualize"] = result.timings_ms["textualize"]
+        if isinstance(candidate, ScoredCandidateGraph):
+            started = time.perf_counter()
+            self._fill_selected(graph, candidate, result)
+            timings["fetch"] = _ms(started)
         tokens = count_tokens(result.text, getattr(self.embedder, "tokenizer", None))
         timings["total"] = sum(timings.values())
 
@@ -171,30 +175,56 @@ class Retriever:
                           [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
 
     def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str],
-                       params: RetrievalParams) -> CandidateGraph:
+                       params: RetrievalParams) -> ScoredCandidateGraph:
+        """Expansion with similarities computed in Cypher: no vector travels to the client for PCST."""
+        nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
+        edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
+
         def incident(frontier: list[str]) -> dict[str, list[IncidentEdge]]:
             rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN)
             ordered = {}
-            for key, edges in rows.items():
+            for key, row in rows.items():
+                nodes[key] = (row["text"], row["cos"], row["ref"])
+                for e in row["incident"]:
+                    nodes.setdefault(e["neighbour"], (e["neighbour_text"], e["neighbour_cos"], e["neighbour_ref"]))
+                    edges.setdefault(e["edge_id"], (e["src"], e["text"], e["dst"], e["edge_cos"]))
                 incident_edges = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"],
-                                               text=e["text"], neighbour_key=e["neighbour"]) for e in edges]
-                # Neo4j's score is (1 + cos_edge) / 2 + (1 + cos_node) / 2; the contract orders by the cosines' sum.
-                ordered[key] = order_incident(incident_edges, [2.0 * e["score"] - 2.0 for e in edges], params.fanout)
+                                               text=e["text"], neighbour_key=e["neighbour"]) for e in row["incident"]]
+                ordered[key] = order_incident(incident_edges, [e["edge_cos"] + e["neighbour_cos"]
+                                                               for e in row["incident"]], params.fanout)
             return ordered
 
         node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident)
-        return self._candidate(graph, keys=node_keys, refs=edge_ids)
+        unscored = [key for key in node_keys if key not in nodes]
+        nodes.update({key: (row["text"], row["cos"], row["ref"])
+                      for key, row in self.store.scored_nodes(graph, unscored, vector).items()})
+        node_keys = [key for key in node_keys if key in nodes]  # a seed deleted meanwhile has no row
+        index = {key: i for i, key in enumerate(node_keys)}
+        dim = self.embedder.dim
+        return ScoredCandidateGraph(
+            node_keys=node_keys, node_texts=[nodes[k][0] for k in node_keys],
+            node_embeddings=np.zeros((len(node_keys), dim), dtype=np.float32),
+            edge_src=np.asarray([index[edges[e][0]] for e in edge_ids], dtype=np.int64),
+            edge_dst=np.asarray([index[edges[e][2]] for e in edge_ids], dtype=np.int64),
+            edge_texts=[edges[e][1] for e in edge_ids],
+            edge_embeddings=np.zeros((len(edge_ids), dim), dtype=np.float32),
+            node_refs=[nodes[k][2] for k in node_keys], edge_refs=list(edge_ids),
+            node_scores=[nodes[k][1] for k in node_keys], edge_scores=[edges[e][3] for e in edge_ids])
+
+    def _fill_selected(self, graph: str, candidate: ScoredCandidateGraph, result: RetrievalResult) -> None:
+        """Vectors (and element ids) of the selected nodes and edges only: what generation reads."""
+        sub = result.subgraph
+        keys = [candidate.node_keys[i] for i in sub.node_indices]
+        refs = [candidate.edge_refs[i] for i in sub.edge_indices]
+        node_rows = {row["key"]: row for row in self.store.graph_nodes(graph, keys)}
+        edge_rows = {row["ref"]: row for row in self.store.graph_edges(graph, refs)}
+        candidate.fill_embeddings({i: node_rows[k]["embedding"] for i, k in zip(sub.node_indices, keys)},
+                                  {i: edge_rows[r]["embedding"] for i, r in zip(sub.edge_indices, refs)})
 
     def _candidate(self, graph: str, *, keys: list[str] | None, refs: list[str] | None) -> CandidateGraph:
         """Nodes and edges with texts and vectors, in the order given (whole graph: ordered by key)."""
         nodes = self.store.graph_nodes(graph, keys)
-        edges = self.store.graph_edges(graph, refs) if (refs is None or refs) else []
-        if keys is not None:
-            position = {key: i for i, key in enumerate(keys)}
-            nodes.sort(key=lambda n: position[n["key"]])
-        if refs is not None:
-            position = {ref: i for i, ref in enumerate(refs)}
-            edges.sort(key=lambda e: position[e["ref"]])
+        edges = self.store.graph_edges(graph, refs)
 
         return CandidateGraph.from_records(
             [(n["key"], n["text"], n["embedding"]) for n in nodes],

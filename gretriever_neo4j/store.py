@@ -210,32 +210,48 @@ class GraphStore:
             return []
         query_vector = vectors_param(np.asarray(vector)[None, :])[0]
         if not exact or graph is None:
-            asked = max(4 * k, 32)
+            asked = max(16 * k, 128)
             while True:
                 rows = self.read(by_index, k=asked, vector=query_vector, graph=graph)
                 if len(rows) >= k or asked >= _MAX_INDEX_CANDIDATES or graph is None:
                     break
-                asked *= 4
+                asked *= 8
             if len(rows) >= k or graph is None:
                 return [_cosine(row) for row in rows]
         return [_cosine(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
 
     def incident_edges(self, graph: str, frontier: Sequence[str], vector: np.ndarray,
-                       fanout: int) -> dict[str, list[dict[str, Any]]]:
-        """For each frontier node, its best `fanout` incident edges (ordering in cypher/neighbourhood_incident)."""
+                       fanout: int) -> dict[str, dict[str, Any]]:
+        """For each frontier node: its text and cosine to the question, and its best `fanout` incident edges with
+        the cosines of the edge and of the neighbour (ordering in cypher/neighbourhood_incident)."""
         if not frontier:
             return {}
         rows = self.read("neighbourhood_incident", graph=graph, frontier=list(frontier),
                          vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout))
-        return {row["key"]: row["incident"] for row in rows}
+        return {row["key"]: {
+            "text": row["text"], "ref": row["ref"], "cos": _cos(row["score"]),
+            "incident": [{**e, "edge_cos": _cos(e["edge_score"]), "neighbour_cos": _cos(e["neighbour_score"])}
+                         for e in row["incident"]]} for row in rows}
+
+    def scored_nodes(self, graph: str, keys: Sequence[str], vector: np.ndarray) -> dict[str, dict[str, Any]]:
+        if not keys:
+            return {}
+        rows = self.read("nodes_scored", graph=graph, keys=list(keys),
+                         vector=vectors_param(np.asarray(vector)[None, :])[0])
+        return {row["key"]: {"text": row["text"], "ref": row["ref"], "cos": _cos(row["score"])} for row in rows}
 
     def graph_nodes(self, graph: str, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Nodes with text, vector and element id (`ref`), in natural key order: "2" before "10"."""
-        rows = self.read("graph_nodes", graph=graph, keys=None if keys is None else list(keys))
-        return sorted(rows, key=lambda row: _natural(row["key"]))
+        """Nodes with text, vector and element id (`ref`): those keys in their order, or else the whole graph in
+        natural key order ("2" before "10")."""
+        if keys is not None:
+            return self.read("graph_nodes", graph=graph, keys=list(keys))
+        return sorted(self.read("graph_nodes", graph=graph, keys=None), key=lambda row: _natural(row["key"]))
 
     def graph_edges(self, graph: str, refs: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        rows = self.read("graph_edges", graph=graph, refs=None if refs is None else list(refs))
+        """Edges by element id in the order given, or else every edge of the graph in natural order."""
+        if refs is not None:
+            return self.read("edges_by_ref", refs=list(refs)) if refs else []
+        rows = self.read("graph_edges", graph=graph)
         return sorted(rows, key=lambda row: (_natural(row["src"]), _natural(row["dst"]), row["text"]))
 
     def record_retrieval(self, *, id: str, question: str, graph: str, params: str, node_refs: list[str],
@@ -292,7 +308,21 @@ class GraphStore:
         """Up to `limit` nodes of `graph` matching a Lucene `query` in the `node_text` index, best first
         (key, text, graph, score, ref). The index spans all graphs: more hits are asked for until `limit`
         fall in `graph` or the index has no more."""
-        return self.fulltext_nodes_many([query], graph, limit)[0]
+        from neo4j.exceptions import ClientError
+
+        from .errors import InputError
+
+        fetch = max(2 * limit, 16)
+        while limit > 0:
+            try:
+                row = self.read("linking_fulltext", query=query, graph=graph, fetch=fetch)[0]
+            except ClientError as error:
+                raise InputError(f"the fulltext index rejected a query: {error.message}", field="query") from None
+            hits = sorted(row["rows"], key=lambda hit: (-hit["score"], hit["key"]))
+            if len(hits) >= limit or row["fetched"] < fetch or fetch >= _MAX_INDEX_CANDIDATES:
+                return hits[:limit]
+            fetch *= 4
+        return []
 
     def fulltext_nodes_many(self, queries: Sequence[str], graph: str | None, limit: int) -> list[list[dict[str, Any]]]:
         """`fulltext_nodes` for several queries in one round trip per widening; one list per query."""
@@ -369,9 +399,13 @@ def _natural(key: str) -> tuple:
     return (0, int(key), "") if key.isdigit() else (1, 0, key)
 
 
-def _cosine(row: dict[str, Any]) -> dict[str, Any]:
+def _cos(score: float) -> float:
     """Neo4j reports cosine similarity normalised to [0, 1] as (1 + cos) / 2; we work with cos."""
-    return {**row, "cos": 2.0 * float(row["score"]) - 1.0}
+    return 2.0 * float(score) - 1.0
+
+
+def _cosine(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "cos": _cos(row["score"])}
 
 
 def _expect(written: int, wanted: int, what: str) -> None:

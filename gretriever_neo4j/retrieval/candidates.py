@@ -285,3 +285,36 @@ def _stack(rows: list[Sequence[float]], width: int, name: str) -> np.ndarray:
     if bad is not None:
         raise InputError(f"embedding has {len(rows[bad])} values, expected {width}", field=f"{name}[{bad}]")
     return np.asarray(rows, dtype=np.float32)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredCandidateGraph(CandidateGraph):
+    """A candidate graph whose similarities to one question were computed by the backend.
+
+    The Neo4j path scores every candidate node and edge in Cypher while it expands, so that vectors need not
+    travel to the client for PCST; only the rows of the finally selected nodes and edges are filled in
+    afterwards (`fill_embeddings`). The other rows stay zero: nothing downstream of PCST reads them.
+    """
+
+    node_scores: np.ndarray | None = None  # (N,) cosine to the question
+    edge_scores: np.ndarray | None = None  # (E,)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, size in (("node_scores", self.num_nodes), ("edge_scores", self.num_edges)):
+            scores = np.asarray(getattr(self, name), dtype=np.float64).reshape(-1)
+            if scores.shape[0] != size:
+                raise InputError(f"{scores.shape[0]} scores for {size} rows", field=name)
+            object.__setattr__(self, name, scores)
+
+    def node_similarity(self, question_embedding: np.ndarray) -> np.ndarray:
+        return self.node_scores
+
+    def edge_similarity(self, question_embedding: np.ndarray) -> np.ndarray:
+        return self.edge_scores
+
+    def fill_embeddings(self, node_rows: dict[int, Sequence[float]], edge_rows: dict[int, Sequence[float]]) -> None:
+        for index, vector in node_rows.items():
+            self.node_embeddings[index] = vector
+        for index, vector in edge_rows.items():
+            self.edge_embeddings[index] = vector
