@@ -26,7 +26,6 @@ from rich.console import Console
 from rich.table import Table
 
 from gretriever_neo4j.embed import Embedder
-from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.reference import retrieve as reference_retrieve
 from gretriever_neo4j.retriever import Retriever, params_for
 from gretriever_neo4j.settings import Neo4jSettings
@@ -48,14 +47,6 @@ def sample_questions(store, per_hop: int, webqsp: int, seed: int = 0) -> list[di
     for q in rng.sample(pool, min(webqsp, len(pool))):
         chosen.append({**q, "group": "webqsp"})
     return chosen
-
-
-def load_in_memory(store, graph: str, dim: int) -> CandidateGraph:
-    nodes, edges = store.graph_nodes(graph), store.graph_edges(graph)
-    return CandidateGraph.from_records(
-        [(n["key"], n["text"], n["embedding"]) for n in nodes],
-        [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],
-        dim=dim, node_refs=[n["ref"] for n in nodes], edge_refs=[e["ref"] for e in edges])
 
 
 def quality(texts: list[str], question: dict) -> tuple[bool, bool]:
@@ -85,7 +76,7 @@ def main() -> int:
         in_memory, load_seconds = {}, {}
         for graph in graphs:
             started = time.perf_counter()
-            in_memory[graph] = load_in_memory(store, graph, embedder.dim)
+            in_memory[graph] = retriever.whole_graph(graph)
             load_seconds[graph] = time.perf_counter() - started
         for q in questions[: min(5, len(questions))]:  # warm caches, JIT and the reference's incidence lists
             retriever.retrieve(q["text"], graph=q["graph"], record=False)

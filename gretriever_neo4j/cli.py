@@ -84,6 +84,14 @@ def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
         raise typer.Exit(3)
 
 
+@db_app.command("logs")
+def db_logs(lines: int = typer.Option(40, "--lines", "-n", min=1)) -> None:
+    """The last lines of the bundled server's logs."""
+    from . import neo4j_server
+
+    console.print(neo4j_server.tail_logs(neo4j_server.default_layout(), lines=lines), markup=False, highlight=False)
+
+
 def _status_dict(status) -> dict:
     from dataclasses import asdict, is_dataclass
 
@@ -183,10 +191,15 @@ def ask(
     topk: Optional[int] = typer.Option(None, "--topk", min=0, help="PCST: nodes with prizes"),
     topk_e: Optional[int] = typer.Option(None, "--topk-e", min=0, help="PCST: edge prize tiers"),
     cost_e: Optional[float] = typer.Option(None, "--cost-e", min=0.0, help="PCST: cost per edge"),
+    retriever: str = typer.Option("static", "--retriever", help="static (the paper's PCST) | learned "
+                                  "(gqa train-retriever)"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint",
+                                                        help="default: ~/.cache/gqa/retrievers/DATASET.pt"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
     """Retrieve the subgraph that answers a question (and answer it with the model)."""
-    retrieval = _retrieve(question, graph=graph, embedder=embedder, seed_k=seed_k, seed_k_edges=seed_k_edges,
+    retrieval = _retrieve(question, graph=graph, embedder=embedder, retriever=retriever,
+                          retriever_checkpoint=retriever_checkpoint, seed_k=seed_k, seed_k_edges=seed_k_edges,
                           hops=hops, fanout=fanout, max_nodes=max_nodes, max_edges=max_edges, topk=topk,
                           topk_e=topk_e, cost_e=cost_e, quiet=as_json)
     if not retrieval.result.subgraph.node_keys:
@@ -209,23 +222,50 @@ def ask(
         _print_answer(answer)
 
 
-def _retrieve(question: str, *, graph, embedder, quiet: bool, **overrides):
+def _retrieve(question: str, *, graph, embedder, quiet: bool, retriever: str = "static",
+              retriever_checkpoint: Optional[Path] = None, **overrides):
     from .embed import Embedder
     from .retrieval.pcst import PcstParams
-    from .retriever import Retriever, params_for
+    from .retriever import params_for
 
-    pcst_fields = {k: overrides.pop(k) for k in ("topk", "topk_e", "cost_e")}
+    pcst_fields = {k: overrides.pop(k, None) for k in ("topk", "topk_e", "cost_e")}
     with (console.status("loading embedder…") if not quiet else _nullcontext()):
         model = Embedder(embedder)
-    settings = _Connection.settings()
     with _store() as store:
-        retriever = Retriever(store, model, browser_url=settings.browser_url)
+        retriever = _make_retriever(store, model, retriever, retriever_checkpoint, graph)
         if any(v is not None for v in pcst_fields.values()):
             info = store.graph_info(graph) if graph else None
             base = params_for(info and info["dataset"], info and info["kind"]).pcst
             overrides["pcst"] = PcstParams(**{k: (v if v is not None else getattr(base, k))
                                               for k, v in pcst_fields.items()})
         return retriever.retrieve(question, graph=graph, **overrides)
+
+
+def _make_retriever(store, embedder, kind: str, checkpoint: Optional[Path], graph: Optional[str]):
+    """The static retriever of the paper, or the learned one (`gqa train-retriever`) behind the same interface."""
+    from .retriever import Retriever
+
+    static = Retriever(store, embedder, browser_url=_Connection.settings().browser_url)
+    if kind == "static":
+        return static
+    if kind != "learned":
+        raise GqaError(f"--retriever must be 'static' or 'learned', not {kind!r}")
+    from .learned_retrieval import LearnedRetrievalAdapter, default_checkpoint
+
+    if checkpoint is None:
+        info = store.graph_info(graph) if graph else None
+        if info is None:
+            raise GqaError("--retriever learned needs --graph naming a stored KG (or --retriever-checkpoint)")
+        checkpoint = default_checkpoint(info["dataset"])
+    return LearnedRetrievalAdapter(static, checkpoint)
+
+
+def _learned_or_static(store, embedder, kind: str, checkpoint: Optional[Path], dataset: str):
+    if kind == "learned" and checkpoint is None:
+        from .learned_retrieval import default_checkpoint
+
+        checkpoint = default_checkpoint(dataset)
+    return _make_retriever(store, embedder, kind, checkpoint, None)
 
 
 def _nullcontext():
@@ -334,16 +374,49 @@ def chat(
 
 
 # -- train / eval ---------------------------------------------------------------------------------
+@app.command("train-retriever")
+def train_retriever_command(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="a stored KG dataset with questions (metaqa, webqsp)"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="default: the graph its questions are asked over"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N training questions"),
+    epochs: int = typer.Option(8, "--epochs", min=1),
+    max_edges: int = typer.Option(100, "--max-edges", min=1, help="subgraph budget at retrieval time"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="default ~/.cache/gqa/retrievers/DATASET.pt"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """Train the learned retriever (question-conditioned triple scorer) on weak labels from a stored KG."""
+    from .embed import Embedder
+    from .learned_retrieval import train_learned_retriever
+
+    model = Embedder(embedder)
+
+    def progress(stage: str, info: dict) -> None:
+        if stage == "epoch":
+            console.print(f"epoch {info['epoch']}/{info['epochs']}: loss {info['loss']:.4f} ({info['seconds']:.0f} s)")
+        elif stage == "labels" and (info["done"] == info["total"] or info["done"] % 2000 == 0):
+            console.print(f"weak labels {info['done']:,}/{info['total']:,}")
+
+    with _store() as store:
+        trained = train_learned_retriever(store, model, dataset, graph=graph, limit=limit, epochs=epochs,
+                                          max_edges=max_edges, out=out, progress=progress)
+    console.print(f"trained on {trained.questions:,} questions in {trained.seconds:.0f} s; "
+                  f"checkpoint {trained.path}")
+
+
+
 def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], label: str):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .train.data import build_samples, static_settings
 
+    checkpoint = getattr(retriever, "checkpoint", None)
+    settings = static_settings(retriever, dataset) if checkpoint is None else {
+        "retriever": "learned", "checkpoint": str(checkpoint), "mtime": checkpoint.stat().st_mtime}
     with Progress(TextColumn(f"[bold]retrieving {label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=console, transient=True) as bars:
         task = bars.add_task(label, total=None)
-        return build_samples(store, retriever, dataset, split, limit=limit,
-                             settings=static_settings(retriever, dataset),
+        return build_samples(store, retriever, dataset, split, limit=limit, settings=settings,
+                             retrieve=lambda text, graph: retriever.retrieve(text, graph=graph, record=False).result,
                              on_progress=lambda done, total: bars.update(task, completed=done, total=total))
 
 
@@ -374,12 +447,13 @@ def train(
     resume: bool = typer.Option(False, "--resume", help="continue from OUT/last"),
     device: str = typer.Option("auto", "--device"),
     embedder: Optional[str] = typer.Option(None, "--embedder"),
+    retriever_kind: str = typer.Option("static", "--retriever", help="static | learned"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint"),
 ) -> None:
     """Train a configuration of the paper on stored questions; subgraphs come from gqa's own retrieval."""
     from .embed import Embedder
     from .model.config import ModelConfig
     from .model.gretriever import build_model
-    from .retriever import Retriever
     from .train.trainer import TrainConfig, train as run_training
 
     config = ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
@@ -392,7 +466,7 @@ def train(
     model_embedder = Embedder(embedder)
     config = config.replace(gnn_in_dim=model_embedder.dim, embedder=model_embedder.name)
     with _store() as store:
-        retriever = Retriever(store, model_embedder)
+        retriever = _learned_or_static(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
         train_samples = _samples(store, retriever, dataset, train_split, limit, f"{dataset}/{train_split}")
         try:
             val_samples = _samples(store, retriever, dataset, val_split, limit, f"{dataset}/{val_split}")
@@ -428,19 +502,21 @@ def evaluate(
                                        "[default eval-DATASET-SPLIT.json]"),
     device: str = typer.Option("auto", "--device"),
     embedder: Optional[str] = typer.Option(None, "--embedder"),
+    retriever_kind: str = typer.Option("static", "--retriever", help="static | learned"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint"),
 ) -> None:
     """Score a checkpoint (or the LLM alone) on a stored split: Hit@1, strict Hit@1, F1 or accuracy,
     and the automated hallucination check."""
     from .answer import load_generator
     from .embed import Embedder
     from .model.citations import check_citations, summarize_citations
-    from .retriever import Retriever
     from .train import metrics
     from .train.trainer import predict
 
     model_embedder = Embedder(embedder)
     with _store() as store:
-        samples = _samples(store, Retriever(store, model_embedder), dataset, split, limit, f"{dataset}/{split}")
+        retriever = _learned_or_static(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
+        samples = _samples(store, retriever, dataset, split, limit, f"{dataset}/{split}")
     with console.status("loading the model…"):
         model = load_generator(str(checkpoint) if checkpoint else None, llm, device, model_embedder.dim)
     import time as _time

@@ -221,6 +221,10 @@ class Retriever:
         candidate.fill_embeddings({i: node_rows[k]["embedding"] for i, k in zip(sub.node_indices, keys)},
                                   {i: edge_rows[r]["embedding"] for i, r in zip(sub.edge_indices, refs)})
 
+    def whole_graph(self, graph: str) -> CandidateGraph:
+        """A stored graph held in memory, as the reference path (and per-sample retrieval) reads it."""
+        return self._candidate(graph, keys=None, refs=None)
+
     def _candidate(self, graph: str, *, keys: list[str] | None, refs: list[str] | None) -> CandidateGraph:
         """Nodes and edges with texts and vectors, in the order given (whole graph: ordered by key)."""
         nodes = self.store.graph_nodes(graph, keys)
@@ -233,9 +237,11 @@ class Retriever:
 
     def _record(self, retrieval: Retrieval) -> None:
         sub = retrieval.result.subgraph
+        node_refs = list(sub.node_refs) if sub.node_refs is not None else [
+            row["ref"] for row in self.store.graph_nodes(retrieval.graph, sub.node_keys)]
         self.store.record_retrieval(
             id=retrieval.id, question=retrieval.question, graph=retrieval.graph,
-            params=json.dumps(params_to_dict(retrieval.params)), node_refs=list(sub.node_refs or []),
+            params=json.dumps(params_to_dict(retrieval.params)), node_refs=node_refs,
             rel_refs=[e.ref for e in sub.edges if e.ref is not None], textualized=retrieval.text,
             timings=json.dumps(retrieval.timings_ms))
         retrieval.browser_statement = browser_statement(retrieval.id)

@@ -43,12 +43,8 @@ def _random_kg(seed: int, graph: str, dataset: str, edges: int = 40) -> GraphRec
                        edges=[Edge(h, r, t) for h, r, t in sorted(triples)])
 
 
-def _stored_graph(store, graph: str, dim: int) -> CandidateGraph:
-    nodes, edges = store.graph_nodes(graph), store.graph_edges(graph)
-    return CandidateGraph.from_records(
-        [(n["key"], n["text"], n["embedding"]) for n in nodes],
-        [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],
-        dim=dim, node_refs=[n["ref"] for n in nodes], edge_refs=[e["ref"] for e in edges])
+def _stored_graph(store, graph: str, embedder) -> CandidateGraph:
+    return Retriever(store, embedder).whole_graph(graph)
 
 
 QUESTIONS = ["what else did ben franklin invent", "who discovered radium", "what is Alan Turing known for",
@@ -61,7 +57,7 @@ def test_neo4j_path_equals_reference_path(store, embedder, seed):
     ingest([_random_kg(seed, graph, store.test_prefix, edges=30 + 10 * seed)], store, embedder.embed,
            dataset=store.test_prefix)
     store.await_indexes()
-    reference_graph = _stored_graph(store, graph, embedder.dim)
+    reference_graph = _stored_graph(store, graph, embedder)
     retriever = Retriever(store, embedder)
     params = RetrievalParams(seed_k=3, seed_k_edges=3, hops=2, fanout=4 + seed, max_nodes=12, max_edges=20)
     for question in QUESTIONS:
@@ -89,7 +85,7 @@ def test_whole_graph_and_empty_graph_parity(store, embedder):
     params = RetrievalParams(whole_graph=True, pcst=PcstParams(0, 0, 0.5))  # ExplaGraphs: the whole graph
     for graph in (per_sample, empty):
         ours = retriever.retrieve("do dogs chase cats?", graph=graph, params=params, record=False)
-        expected = retrieve(_stored_graph(store, graph, embedder.dim), embedder.embed_query("do dogs chase cats?").vector,
+        expected = retrieve(_stored_graph(store, graph, embedder), embedder.embed_query("do dogs chase cats?").vector,
                             params)
         assert ours.text == expected.text
     assert ours.result.subgraph.node_keys == []

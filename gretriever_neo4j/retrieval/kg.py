@@ -130,9 +130,10 @@ class KnowledgeGraph:
             raise InputError(f"{len(missing)} stored node(s) have no vector, e.g. {missing[0]!r}; re-embed them "
                              "(ingest again, or `--reembed`)", field="embedding")
         relation_vectors = store.kg_relation_vectors(graph, kg.relation_texts)
-        node_vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), -1)
-        dim = node_vectors.shape[1] if len(keys) else 0
-        rel = np.asarray([relation_vectors[t] for t in kg.relation_texts], dtype=np.float32).reshape(-1, dim)
+        dim = len(vectors[0]) if vectors else 0  # an empty graph is legal; it has no width to tell
+        node_vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), dim)
+        rel = np.asarray([relation_vectors[t] for t in kg.relation_texts], dtype=np.float32).reshape(
+            len(kg.relation_texts), dim)
         return kg.with_embeddings(node_vectors, rel)
 
     def with_embeddings(self, node_embeddings: np.ndarray, relation_embeddings: np.ndarray) -> KnowledgeGraph:

@@ -1,11 +1,13 @@
 """A learned, question-conditioned retriever (beyond the paper), in the spirit of SubgraphRAG (Li et al., 2024).
 
 Scorer
-    An MLP over [question vector, head vector, relation vector, tail vector, structure] -> logit, where
+    An MLP over [question vector, head vector, relation vector, tail vector, structure] -> two logits, where
     structure = one-hot hop distance of head and of tail from the seeds (0..max_hops, "farther") and the log
-    degree of both ends. The first layer is a sum of per-part projections (the same function as one linear
-    layer over the concatenation), so at inference every node's projection is computed once per graph and a
-    triple costs a few vector additions.
+    degree of both ends. Head "relevance": the triple lies on the question's reasoning path. Head "answer": it
+    does and one of its ends is an answer. The first layer is a sum of per-part projections (the same function
+    as one linear layer over the concatenation), so every node's projection is computed once per graph and a
+    triple costs a few vector additions. The question vector is that of the question with the seeds' names
+    masked ("who directed X"): what is asked, not what it is asked about (`mask_topics`).
 
 Training
     Binary cross-entropy on weak labels (`weak_labels.pattern_edges`, or plain shortest paths) from the gold
@@ -15,11 +17,12 @@ Training
 
 Inference (a beam, bounded)
     Seeds come from hybrid linking (`linking.link_seeds`). Hop by hop (at most `max_hops`) the incident triples
-    of the frontier are scored, and only the `beam_nodes` best new nodes (by their best triple) become the
-    next frontier, so hubs are scored but never expanded blindly. Then the best `max_edges` scored triples are
-    taken greedily, each with the chain of triples that connected its frontier end to a seed, so the result is
-    connected. It is returned as the paper's `RetrievalResult` (CandidateGraph + Selection + textualisation),
-    which the generator consumes unchanged. Nothing here knows a relation name.
+    of the frontier are scored, and only the `beam_nodes` best new nodes (by relevance of their best triple)
+    become the next frontier, so hubs are scored but never expanded blindly. Then triples are taken greedily
+    for the budget (`max_edges`), each with the chain of triples that connected it to a seed, so the result is
+    connected: half of the budget by the answer head, the rest by relevance (`selection`). It is returned as the
+    paper's `RetrievalResult` (CandidateGraph + Selection + textualisation), which the generator consumes
+    unchanged. Nothing here knows a relation name.
 
 The graph is reached through a source: a `KnowledgeGraph` in memory, or `StoreGraphSource` over Neo4j
 (`GraphStore.kg_incident` etc.), which fetches only the neighbourhood it expands.
@@ -40,14 +43,14 @@ import numpy as np
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.kg import UNREACHED, Incident, KnowledgeGraph
-from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, StoreLinking, link_seeds
+from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, StoreLinking, link_seeds, mask_mentions
 from gretriever_neo4j.retrieval.pcst import Selection
 from gretriever_neo4j.retrieval.reference import RetrievalResult
 from gretriever_neo4j.retrieval.textualize import count_tokens, textualize
 from gretriever_neo4j.retrieval.weak_labels import WeakLabels, pattern_edges, shortest_path_edges
 
 CHECKPOINT_FORMAT = "gqa-learned-retriever/1"
-LEARNED_STAGES = ("seeds", "scoring", "selection", "textualize")
+LEARNED_STAGES = ("seeds", "embed_masked", "scoring", "selection", "textualize")
 DEGREE_SCALE = 10.0  # log1p(degree) / DEGREE_SCALE keeps the feature near [0, 1] for graphs up to ~20k degree
 
 
@@ -59,8 +62,12 @@ class RetrieverConfig:
     max_scored_per_hop: int = 20_000  # incident triples scored per hop, best frontier nodes first
     max_edges: int = 100  # budget of the returned subgraph
     max_seeds: int = 3  # exact name matches used as seeds
+    seed_min_ratio: float = 0.5  # ...whose link probability is at least this times the best match's
     seed_fallback: int = 1  # fused (fulltext + vector) seeds when nothing matches a name exactly
     labels: str = "pattern"  # "pattern" (weak_labels.pattern_edges) or "shortest" (shortest_path_edges)
+    selection: str = "mixed"  # which head ranks triples for the budget: "answer", "relevance", or "mixed"
+    answer_share: float = 0.5  # "mixed": this share of the budget by the answer head, the rest by relevance
+    mask_topics: bool = True  # score with the question's vector after replacing the seeds' names by "X"
     positives_per_question: int = 32
     hard_negatives_per_question: int = 48
     random_negatives_per_question: int = 16
@@ -83,6 +90,10 @@ class RetrieverConfig:
                 raise InputError(f"must be an integer >= 0, got {value!r}", field=name)
         if self.labels not in ("pattern", "shortest"):
             raise InputError(f"must be 'pattern' or 'shortest', got {self.labels!r}", field="labels")
+        if self.selection not in ("answer", "relevance", "mixed"):
+            raise InputError(f"must be 'answer', 'relevance' or 'mixed', got {self.selection!r}", field="selection")
+        if not 0.0 <= self.answer_share <= 1.0:
+            raise InputError(f"must lie in [0, 1], got {self.answer_share!r}", field="answer_share")
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
             raise InputError(f"must be a positive number, got {self.learning_rate!r}", field="learning_rate")
 
@@ -112,7 +123,7 @@ def _torch():
 
 
 def build_scorer(dim: int, config: RetrieverConfig):
-    """The MLP as a torch module: forward(q, h, r, t, structure) -> logits."""
+    """The MLP as a torch module: forward(q, h, r, t, structure) -> (n, 2) logits: [relevance, answer]."""
     torch = _torch()
     nn = torch.nn
 
@@ -125,11 +136,11 @@ def build_scorer(dim: int, config: RetrieverConfig):
             self.tail = nn.Linear(dim, config.hidden, bias=False)
             self.structure = nn.Linear(config.structure_width, config.hidden, bias=False)
             self.hidden_layer = nn.Linear(config.hidden, config.hidden)
-            self.out = nn.Linear(config.hidden, 1)
+            self.out = nn.Linear(config.hidden, 2)
 
         def forward(self, q, h, r, t, s):
             first = self.question(q) + self.head(h) + self.relation(r) + self.tail(t) + self.structure(s)
-            return self.out(torch.relu(self.hidden_layer(torch.relu(first)))).squeeze(-1)
+            return self.out(torch.relu(self.hidden_layer(torch.relu(first))))
 
     torch.manual_seed(config.seed)
     return TripleScorer()
@@ -165,7 +176,7 @@ class ScorerWeights:
     structure: np.ndarray  # (hidden, structure_width)
     hidden: np.ndarray
     hidden_bias: np.ndarray
-    out: np.ndarray  # (1, hidden)
+    out: np.ndarray  # (2, hidden): relevance and answer heads
     out_bias: np.ndarray
 
     @classmethod
@@ -177,9 +188,10 @@ class ScorerWeights:
                    out_bias=state["out.bias"])
 
     def logits(self, first_layer: np.ndarray) -> np.ndarray:
+        """(n, 2): relevance (the triple lies on the question's path) and answer (it also ends at an answer)."""
         activation = np.maximum(first_layer, 0.0)
         activation = np.maximum(activation @ self.hidden.T + self.hidden_bias, 0.0)
-        return (activation @ self.out.T + self.out_bias).reshape(-1)
+        return (activation @ self.out.T + self.out_bias).reshape(-1, 2)
 
 
 # -- graph sources --------------------------------------------------------------------------------------
@@ -192,6 +204,7 @@ class GraphSource(Protocol):
     def triples(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
     def degrees(self, nodes: np.ndarray) -> np.ndarray: ...
     def node_vectors(self, nodes: np.ndarray) -> np.ndarray: ...
+    def node_texts(self, nodes: np.ndarray) -> list[str]: ...
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray: ...
     def candidate_graph(self, nodes: np.ndarray, edges: np.ndarray) -> CandidateGraph: ...
 
@@ -220,6 +233,9 @@ class KnowledgeGraphSource:
 
     def node_vectors(self, nodes: np.ndarray) -> np.ndarray:
         return self.kg.node_embeddings[nodes]
+
+    def node_texts(self, nodes: np.ndarray) -> list[str]:
+        return [self.kg.node_texts[n] for n in np.asarray(nodes, dtype=np.int64).tolist()]
 
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray:
         return self.kg.relation_embeddings[relations]
@@ -329,6 +345,9 @@ class StoreGraphSource:
     def node_vectors(self, nodes: np.ndarray) -> np.ndarray:
         return np.stack([self._node_vectors[n] for n in np.asarray(nodes, dtype=np.int64).tolist()])
 
+    def node_texts(self, nodes: np.ndarray) -> list[str]:
+        return [self._node_texts[n] for n in np.asarray(nodes, dtype=np.int64).tolist()]
+
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray:
         return np.stack([self._relation_vectors[r] for r in np.asarray(relations, dtype=np.int64).tolist()])
 
@@ -376,10 +395,22 @@ class TrainingExamples:
     tail: np.ndarray
     head_distance: np.ndarray
     tail_distance: np.ndarray
-    label: np.ndarray  # float32 0/1
+    label: np.ndarray  # float32 0/1: the triple is labelled
+    answer_label: np.ndarray  # float32 0/1: labelled, and an end of it is an answer (not a topic)
 
     def __len__(self) -> int:
         return len(self.label)
+
+
+def scoring_text(question: str, topic_names: Iterable[str], config: RetrieverConfig) -> str:
+    """The text whose vector conditions the scorer: the question, topic names masked when configured."""
+    return mask_mentions(question, topic_names) if config.mask_topics else question
+
+
+def training_texts(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], config: RetrieverConfig) -> list[str]:
+    """What `train_retriever` embeds for each question (the topics' node texts masked, when configured)."""
+    return [scoring_text(q.text, [kg.node_texts[i] for i in kg.indices(q.topic_keys).tolist()], config)
+            for q in questions]
 
 
 def weak_labels(kg: KnowledgeGraph, question: TrainingQuestion, config: RetrieverConfig) -> WeakLabels:
@@ -390,7 +421,7 @@ def weak_labels(kg: KnowledgeGraph, question: TrainingQuestion, config: Retrieve
 
 
 def sample_examples(kg: KnowledgeGraph, question_index: int, labels: WeakLabels, sources: np.ndarray,
-                    config: RetrieverConfig, rng: np.random.Generator) -> TrainingExamples | None:
+                    answers: np.ndarray, config: RetrieverConfig, rng: np.random.Generator) -> TrainingExamples | None:
     """Positives: labelled triples (at most `positives_per_question`). Hard negatives: other triples incident to
     the sources and to the labelled paths' nodes (what the beam scores when it follows the right path). Random
     negatives: triples incident to random nodes within `max_hops - 1` (what it scores after a wrong turn)."""
@@ -413,10 +444,13 @@ def sample_examples(kg: KnowledgeGraph, question_index: int, labels: WeakLabels,
                            pick(loose, config.random_negatives_per_question))
     edges = np.concatenate([chosen_positives, negatives])
     head, tail = kg.head[edges], kg.tail[edges]
+    label = np.concatenate([np.ones(len(chosen_positives)), np.zeros(len(negatives))]).astype(np.float32)
+    targets = np.setdiff1d(answers, sources)
+    ends_at_answer = np.isin(head, targets) | np.isin(tail, targets)
     return TrainingExamples(
         question=np.full(len(edges), question_index, dtype=np.int64), head=head, relation=kg.relation[edges],
-        tail=tail, head_distance=dist[head], tail_distance=dist[tail],
-        label=np.concatenate([np.ones(len(chosen_positives)), np.zeros(len(negatives))]).astype(np.float32))
+        tail=tail, head_distance=dist[head], tail_distance=dist[tail], label=label,
+        answer_label=(label * ends_at_answer).astype(np.float32))
 
 
 def _concat(parts: list[TrainingExamples]) -> TrainingExamples:
@@ -440,12 +474,26 @@ class TrainingHistory:
 
 def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, config: RetrieverConfig,
                     progress: Callable[[str, dict], None] | None = None, *,
-                    question_vectors: np.ndarray | None = None):
+                    question_vectors: np.ndarray | None = None, threads: int | None = None):
     """Train the scorer on `questions` over `kg` (which needs embeddings). `embedder` embeds the question texts
-    (`embed(texts) -> (n, d)`), unless `question_vectors` are given. `progress(stage, info)` is told about each
-    stage and epoch. Returns (trained torch module, TrainingHistory)."""
+    (`embedder.embed(texts) -> (n, d)`, texts from `training_texts`), unless `question_vectors` (of those
+    texts) are given. `progress(stage, info)` is told about each
+    stage and epoch. `threads` sets torch's CPU threads while training (small models train fastest on one,
+    and far slower on two when other processes compete for the cores). Returns (torch module, TrainingHistory)."""
     torch = _torch()
-    source = KnowledgeGraphSource(kg)  # checks the embeddings
+    previous_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(max(int(threads), 1))
+    try:
+        return _train(kg, questions, embedder, config, progress, question_vectors)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, config: RetrieverConfig,
+           progress: Callable[[str, dict], None] | None, question_vectors: np.ndarray | None):
+    torch = _torch()
+    KnowledgeGraphSource(kg)  # checks the embeddings
     history = TrainingHistory(questions=len(questions))
     report = progress or (lambda stage, info: None)
     rng = np.random.default_rng(config.seed)
@@ -454,7 +502,8 @@ def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], e
     parts = []
     for i, question in enumerate(questions):
         labels = weak_labels(kg, question, config)
-        examples = sample_examples(kg, i, labels, kg.indices(question.topic_keys), config, rng)
+        examples = sample_examples(kg, i, labels, kg.indices(question.topic_keys), kg.indices(question.answer_keys),
+                                   config, rng)
         if examples is not None:
             parts.append(examples)
         if (i + 1) % 1000 == 0:
@@ -469,7 +518,7 @@ def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], e
 
     started = time.perf_counter()
     if question_vectors is None:
-        question_vectors = np.asarray(embedder.embed([q.text for q in questions]), dtype=np.float32)
+        question_vectors = np.asarray(embedder.embed(training_texts(kg, questions, config)), dtype=np.float32)
     history.embedding_seconds = time.perf_counter() - started
 
     model = build_scorer(kg.dim, config)
@@ -482,7 +531,7 @@ def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], e
     structure = torch.from_numpy(structure_features(examples.head_distance, examples.tail_distance,
                                                     degree[examples.head], degree[examples.tail], config))
     columns = {name: torch.from_numpy(getattr(examples, name)) for name in ("question", "head", "relation", "tail")}
-    target = torch.from_numpy(examples.label)
+    target = torch.from_numpy(np.stack([examples.label, examples.answer_label], axis=1))
     generator = torch.Generator().manual_seed(config.seed)
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=config.learning_rate,
@@ -502,7 +551,7 @@ def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], e
             loss.backward()
             optimiser.step()
             scheduler.step()
-            total += float(loss) * len(batch)
+            total += loss.detach().item() * len(batch)
         history.epoch_losses.append(total / len(examples))
         report("epoch", {"epoch": epoch + 1, "epochs": config.epochs, "loss": history.epoch_losses[-1],
                          "seconds": time.perf_counter() - started})
@@ -551,17 +600,30 @@ def load_checkpoint(path: str | Path):
 @dataclass(frozen=True, eq=False)
 class BeamResult:
     edges: np.ndarray  # every scored edge, in order of scoring
-    scores: np.ndarray  # their logits
+    logits: np.ndarray  # (n, 2): their relevance and answer logits
     via: np.ndarray  # the frontier node each was scored from
     parent: dict[int, tuple[int, int]]  # admitted node -> (edge that admitted it, the node it came from)
+
+    @property
+    def relevance(self) -> np.ndarray:
+        return self.logits[:, 0]
+
+    @property
+    def answer(self) -> np.ndarray:
+        return self.logits[:, 1]
 
 
 class LearnedRetriever:
     """Retrieval with a trained scorer over a graph source (a KnowledgeGraph, or StoreGraphSource)."""
 
     def __init__(self, model, config: RetrieverConfig, graph, *, embedder_name: str | None = None,
-                 prior: MentionPrior | None = None, linking=None, graph_name: str | None = None):
+                 prior: MentionPrior | None = None, linking=None, graph_name: str | None = None,
+                 embed: Callable[[list[str]], np.ndarray] | None = None):
+        if config.mask_topics and embed is None:
+            raise ConfigError("this retriever scores with the masked question's vector: pass embed= (the "
+                              "embedder's embed function, the model named in the checkpoint)")
         self.config = config
+        self.embed = embed
         self.weights = ScorerWeights.from_module(model)
         self.source = as_source(graph)
         self.embedder_name = embedder_name
@@ -606,68 +668,81 @@ class LearnedRetriever:
         config = self.config
         link = link_seeds(question, question_vector, self.linking, self.graph_name, k=max(config.seed_fallback, 1),
                           prior=self.prior)
-        return link.preferred(config.seed_fallback)[:config.max_seeds]
+        return link.preferred(config.seed_fallback, config.seed_min_ratio)[:config.max_seeds]
 
     def beam(self, seeds: np.ndarray, question_vector: np.ndarray) -> BeamResult:
         """Score hop by hop from the seeds, expanding the `beam_nodes` best new nodes each hop."""
         config = self.config
         q = self.weights.question @ np.asarray(question_vector, dtype=np.float32).reshape(-1) + self.weights.question_bias
-        reached: dict[int, int] = {int(s): 0 for s in seeds.tolist()}
+        seeds = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist())), dtype=np.int64)
+        hop_of = np.full(self.source.num_nodes, UNREACHED, dtype=np.int64)  # hop at which a node was admitted
+        hop_of[seeds] = 0
         parent: dict[int, tuple[int, int]] = {}
-        scored: set[int] = set()
-        all_edges, all_scores, all_via = [], [], []
-        frontier = np.asarray(list(reached), dtype=np.int64)
+        scored = np.zeros(0, dtype=np.int64)
+        all_edges, all_via, all_logits = [], [], []
+        frontier = seeds
         for hop in range(1, config.max_hops + 1):
             if frontier.size == 0:
                 break
             incident = self.source.incident(frontier)
-            keep = _first_within(incident.owner, config.max_scored_per_hop)
-            edge, owner_pos = incident.edge[keep], incident.owner[keep]
-            fresh = np.fromiter((e not in scored for e in edge.tolist()), dtype=bool, count=len(edge))
-            edge, owner_pos = edge[fresh], owner_pos[fresh]
-            edge, first = np.unique(edge, return_index=True)  # an edge between two frontier nodes comes twice
-            via = frontier[owner_pos[first]]
+            hop_of = _grown(hop_of, self.source.num_nodes)  # a store-backed source meets new nodes as it goes
+            count = min(len(incident.edge), config.max_scored_per_hop)  # owners come best frontier node first
+            edge, owner_pos = incident.edge[:count], incident.owner[:count]
+            fresh = ~np.isin(edge, scored)
+            edge, first = np.unique(edge[fresh], return_index=True)  # an edge between frontier nodes comes twice
             if edge.size == 0:
                 break
+            via = frontier[owner_pos[fresh][first]]
             head, relation, tail = self.source.triples(edge)
-            distance = lambda nodes: np.fromiter((reached.get(n, hop) for n in nodes.tolist()), np.int64, len(nodes))
-            scores = self.score_triples(q, head, relation, tail, distance(head), distance(tail))
-            scored.update(edge.tolist())
+            distance = lambda nodes: np.where(hop_of[nodes] == UNREACHED, hop, hop_of[nodes])
+            logits = self.score_triples(q, head, relation, tail, distance(head), distance(tail))
+            scored = np.union1d(scored, edge)
             all_edges.append(edge)
-            all_scores.append(scores)
             all_via.append(via)
+            all_logits.append(logits)
             other = np.where(head == via, tail, head)
-            frontier = self._admit(other, edge, via, scores, reached, parent, hop)
+            frontier = self._admit(other, edge, via, logits[:, 0], hop_of, parent, hop)  # expansion by relevance
         if not all_edges:
             empty = np.zeros(0, np.int64)
-            return BeamResult(edges=empty, scores=np.zeros(0), via=empty, parent=parent)
-        return BeamResult(edges=np.concatenate(all_edges), scores=np.concatenate(all_scores),
+            return BeamResult(edges=empty, logits=np.zeros((0, 2)), via=empty, parent=parent)
+        return BeamResult(edges=np.concatenate(all_edges), logits=np.concatenate(all_logits),
                           via=np.concatenate(all_via), parent=parent)
 
-    def _admit(self, other: np.ndarray, edge: np.ndarray, via: np.ndarray, scores: np.ndarray,
-               reached: dict[int, int], parent: dict[int, tuple[int, int]], hop: int) -> np.ndarray:
-        """The best `beam_nodes` nodes not reached before, each with the best-scoring edge that reaches it."""
-        new = np.fromiter((n not in reached for n in other.tolist()), dtype=bool, count=len(other))
-        order = np.lexsort((edge[new], -scores[new]))  # best first; equal scores by edge id
-        admitted: list[int] = []
-        for i in order.tolist():
-            node = int(other[new][i])
-            if node in reached:
-                continue
-            reached[node] = hop
-            parent[node] = (int(edge[new][i]), int(via[new][i]))
-            admitted.append(node)
-            if len(admitted) >= self.config.beam_nodes:
-                break
-        return np.asarray(admitted, dtype=np.int64)
+    def _admit(self, other: np.ndarray, edge: np.ndarray, via: np.ndarray, scores: np.ndarray, hop_of: np.ndarray,
+               parent: dict[int, tuple[int, int]], hop: int) -> np.ndarray:
+        """The best `beam_nodes` nodes not reached before, each with the best-scoring edge that reaches it
+        (equal scores: lower edge id). Marks them in `hop_of` and records their parent edge."""
+        new = np.flatnonzero(hop_of[other] == UNREACHED)
+        order = new[np.lexsort((edge[new], -scores[new]))]  # best first
+        nodes, first = np.unique(other[order], return_index=True)  # each node's best edge
+        best = np.sort(first)[:self.config.beam_nodes]  # positions in `order`, best nodes first
+        admitted = other[order[best]]
+        hop_of[admitted] = hop
+        for node, e, v in zip(admitted.tolist(), edge[order[best]].tolist(), via[order[best]].tolist()):
+            parent[node] = (e, v)
+        return admitted
+
+    def choose(self, beam: BeamResult, max_edges: int) -> list[int]:
+        """The budget's edges by the configured rule: by the answer head, by the relevance head, or "mixed":
+        the first `answer_share` of the budget by the answer head (paths to the likeliest answers), the rest
+        by relevance (the question's paths, whatever they end at)."""
+        config = self.config
+        if config.selection == "answer":
+            return self.select(beam, beam.answer, max_edges)
+        if config.selection == "relevance":
+            return self.select(beam, beam.relevance, max_edges)
+        first = self.select(beam, beam.answer, int(round(config.answer_share * max_edges)))
+        return self.select(beam, beam.relevance, max_edges, chosen=first)
 
     @staticmethod
-    def select(beam: BeamResult, seeds: np.ndarray, max_edges: int) -> list[int]:
-        """Best-scoring edges first, each with the chain that connects it to a seed, within `max_edges`."""
-        chosen: dict[int, None] = {}
-        if max_edges <= 0:
-            return []
-        order = np.lexsort((beam.edges, -beam.scores))
+    def select(beam: BeamResult, priority: np.ndarray, max_edges: int, chosen: Sequence[int] = ()) -> list[int]:
+        """Edges by `priority` (best first; equal: lower edge id), each with the chain that connects it to a
+        seed, appended to `chosen` (already connected) until `max_edges`; an edge whose chain does not fit is
+        skipped. Parents always precede their children in the result."""
+        chosen = dict.fromkeys(chosen)
+        if max_edges <= len(chosen):
+            return list(chosen)
+        order = np.lexsort((beam.edges, -np.asarray(priority)))
         for i in order.tolist():
             if len(chosen) >= max_edges:
                 break
@@ -699,15 +774,20 @@ class LearnedRetriever:
         seed_ids = self.source.node_ids(seed_keys)
         timings["seeds"] = _ms_since(started)
         started = time.perf_counter()
+        if self.config.mask_topics:
+            masked = scoring_text(question, self.source.node_texts(seed_ids), self.config)
+            question_vector = np.asarray(self.embed([masked]), dtype=np.float32)[0]
+        timings["embed_masked"] = _ms_since(started)
+        started = time.perf_counter()
         beam = self.beam(seed_ids, question_vector)
         timings["scoring"] = _ms_since(started)
         started = time.perf_counter()
-        edges = np.asarray(self.select(beam, seed_ids, budget), dtype=np.int64)
+        edges = np.asarray(self.choose(beam, budget), dtype=np.int64)
         head, _, tail = self.source.triples(edges) if edges.size else (np.zeros(0, np.int64),) * 3
         nodes = np.asarray(list(dict.fromkeys(seed_ids.tolist() + np.stack([head, tail], 1).reshape(-1).tolist())),
                            dtype=np.int64)
         candidate = self.source.candidate_graph(nodes, edges)
-        score_of = dict(zip(beam.edges.tolist(), beam.scores.tolist()))
+        score_of = dict(zip(beam.edges.tolist(), beam.relevance.tolist()))
         selection = Selection(node_indices=np.arange(candidate.num_nodes, dtype=np.int64),
                               edge_indices=np.arange(candidate.num_edges, dtype=np.int64),
                               node_prizes=np.zeros(candidate.num_nodes),
@@ -721,9 +801,10 @@ class LearnedRetriever:
                                selection=selection, subgraph=subgraph, timings_ms=timings)
 
 
-def _first_within(owner: np.ndarray, limit: int) -> np.ndarray:
-    """Positions of the first `limit` entries (owners come in frontier order, best first)."""
-    return np.arange(min(len(owner), limit))
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    if len(array) >= size:
+        return array
+    return np.concatenate([array, np.full(size - len(array), UNREACHED, dtype=array.dtype)])
 
 
 def _ms_since(started: float) -> float:

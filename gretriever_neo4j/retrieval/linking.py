@@ -6,17 +6,20 @@ directed ..."). Here the question's word n-grams are also looked up by name in t
 queries), and:
 
 * a node whose whole name equals an n-gram (compared as analyzer tokens, so case and punctuation do not matter)
-  is an exact match; exact matches come first, longest mention first, and a match inside a longer match's span
-  ("Hanks" inside "Tom Hanks") is dropped;
+  is an exact match, and a match inside a longer match's span ("Hanks" inside "Tom Hanks") is dropped. Exact
+  matches come first: by link probability when a `MentionPrior` learnt on training questions is given (it
+  demotes template words that happen to be names, such as the MetaQA tag "director"), then longest mention,
+  exact case, higher fulltext score;
 * everything else is ranked by reciprocal rank fusion (`rrf`) of the fulltext ranking and the vector ranking.
 
 Two backends answer the lookups: `StoreLinking` (Neo4j's fulltext and vector indexes, via `GraphStore`) and
-`InMemoryLinking` (a `KnowledgeGraph`, for benchmarks and tests without a database). Both see the same
-mentions, so they agree on exact matches; their fuzzy rankings differ (Lucene BM25 vs. shortest name first).
+`InMemoryLinking` (a `KnowledgeGraph`, for benchmarks and tests without a database, scoring like Lucene's BM25).
+Both see the same mentions, so they agree on exact matches; their fuzzy rankings may differ in detail.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -26,7 +29,7 @@ from typing import Protocol
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.seeds import cosine_to_query, rank_top
+from gretriever_neo4j.retrieval.seeds import rank_top
 
 RRF_K = 60
 DEFAULT_MAX_N = 16
@@ -39,7 +42,7 @@ STOP_WORDS = frozenset("""
 a an the and or but nor of in on at to for from by with about as into onto than then that this these those
 is are was were be been being am do does did done has have had having will would shall should can could may
 might must what which who whom whose when where why how there here if so not no yes
-i me my we our you your he him his she her they them their its it's s
+i me my we our you your he him his she her they them their it its it's s
 """.split())
 
 # Lucene classic query syntax: characters with a meaning, escaped with a backslash; `&&`/`||` are escaped as
@@ -55,6 +58,15 @@ _SPACES = re.compile(r"\s+")
 def strip_topic_markers(question: str) -> str:
     """MetaQA marks the topic entity as `[name]`; a real user does not, so linking never sees the brackets."""
     return _SPACES.sub(" ", _TOPIC_MARKERS.sub("", question)).strip()
+
+
+def mask_mentions(question: str, names: Iterable[str], placeholder: str = "X") -> str:
+    """The question with every case-insensitive, whole-word occurrence of the given names (longest first)
+    replaced by `placeholder`: what is asked, without what it is asked about. Topic markers are stripped."""
+    text = strip_topic_markers(question)
+    for name in sorted({n.strip() for n in names if n and n.strip()}, key=len, reverse=True):
+        text = re.sub(r"(?<!\w)" + re.escape(name) + r"(?!\w)", placeholder, text, flags=re.IGNORECASE)
+    return text
 
 
 def analyzer_tokens(text: str) -> tuple[str, ...]:
@@ -93,9 +105,6 @@ class Mention:
     @property
     def words(self) -> int:
         return self.end - self.start
-
-    def inside(self, other: Mention) -> bool:
-        return other.start <= self.start and self.end <= other.end and (other.start, other.end) != (self.start, self.end)
 
 
 def candidate_mentions(question: str, max_n: int = DEFAULT_MAX_N,
@@ -175,6 +184,7 @@ class InMemoryLinking:
                 postings[token].append(node)
         self._postings = {token: np.asarray(nodes, dtype=np.int64) for token, nodes in postings.items()}
         self._average_length = max(float(np.mean([len(t) for t in self._tokens])) if self._tokens else 1.0, 1.0)
+        self._unit_rows: np.ndarray | None = None
 
     def _idf(self, token: str) -> float:
         df = len(self._postings.get(token, ()))
@@ -209,7 +219,13 @@ class InMemoryLinking:
         return out
 
     def vector_hits(self, vector: np.ndarray, graph: str | None, k: int) -> list[str]:
-        scores = cosine_to_query(self.kg.node_embeddings, vector)
+        """Exact top-k by cosine. The vector index's job, so one matrix product against rows normalised once
+        (`cosine_to_query` deduplicates rows for exact ties, which costs ~70 ms on 43k nodes per call)."""
+        if self._unit_rows is None:
+            rows = np.asarray(self.kg.node_embeddings, dtype=np.float32)
+            self._unit_rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-8)
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        scores = self._unit_rows @ (query / max(float(np.linalg.norm(query)), 1e-8))
         return [self.kg.node_keys[i] for i in rank_top(scores, self.kg.node_keys, k).tolist()]
 
 
@@ -237,7 +253,7 @@ class MentionPrior:
         for question, topics in questions:
             mentions = candidate_mentions(strip_topic_markers(question), max_n)
             hits = backend.mention_hits([m.text for m in mentions], graph, DEFAULT_HITS_PER_MENTION) if mentions else []
-            for match in _exact_matches(mentions, hits):
+            for match in _maximal(_exact_matches(mentions, hits)):  # the candidates link_seeds ranks
                 entry = counts[match.mention.tokens]
                 entry[0] += int(match.key in set(topics))
                 entry[1] += 1
@@ -259,10 +275,18 @@ class LinkResult:
     exact: list[str]  # maximal exact full-name matches, longest mention first
     exact_mentions: list[str]  # the mention each exact match answers, same order
     fused: list[tuple[str, float]]  # every fulltext or vector hit with its RRF score, best first
+    exact_probabilities: list[float | None] = dataclasses.field(default_factory=list)  # prior's, same order
 
-    def preferred(self, fallback: int = 1) -> list[str]:
-        """The exact matches when there are any, else the `fallback` best fused seeds."""
-        return list(self.exact) if self.exact else list(self.seeds[:fallback])
+    def preferred(self, fallback: int = 1, min_ratio: float = 0.0) -> list[str]:
+        """The exact matches when there are any, else the `fallback` best fused seeds. With a prior, exact
+        matches whose link probability is below `min_ratio` times the best one's are left out."""
+        if not self.exact:
+            return list(self.seeds[:fallback])
+        known = [p for p in self.exact_probabilities if p is not None]
+        if not known or min_ratio <= 0.0:
+            return list(self.exact)
+        floor = min_ratio * max(known)
+        return [key for key, p in zip(self.exact, self.exact_probabilities) if p is None or p >= floor]
 
 
 def _backend(store_like) -> LinkingBackend:
@@ -295,11 +319,16 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
     text_ranking = sorted(best, key=lambda key: (best[key], key))
     vector_ranking = [] if question_vector is None else backend.vector_hits(question_vector, graph, vector_k)
     fused = rrf([text_ranking, vector_ranking])
-    exact_keys = list(dict.fromkeys(match.key for match in exact))
+    first_match: dict[str, ExactMatch] = {}
+    for match in exact:
+        first_match.setdefault(match.key, match)
+    exact_keys = list(first_match)
     taken = set(exact_keys)
     rest = [key for key, _ in fused if key not in taken]
     return LinkResult(seeds=(exact_keys + rest)[:k], exact=exact_keys,
-                      exact_mentions=[match.mention.text for match in exact], fused=fused)
+                      exact_mentions=[first_match[key].mention.text for key in exact_keys], fused=fused,
+                      exact_probabilities=[None if prior is None else prior.probability(first_match[key].mention.tokens)
+                                           for key in exact_keys])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,14 @@
+// For each frontier node of one graph: its incident triples in both directions (at most $limit, in element id
+// order), each with the key of the node at the other end. The learned retriever scores them client-side.
+// params: $graph, $keys, $limit
+UNWIND $keys AS key
+MATCH (u:Node {graph: $graph, key: key})
+CALL (u) {
+  MATCH (u)-[r:REL]-(v:Node)
+  WITH r, v
+  ORDER BY elementId(r)
+  LIMIT $limit
+  RETURN collect({ref: elementId(r), src: startNode(r).key, text: r.text, dst: endNode(r).key,
+                  neighbour: v.key}) AS incident
+}
+RETURN key, incident

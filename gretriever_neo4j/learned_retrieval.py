@@ -1,0 +1,101 @@
+"""The learned retriever as a product feature: train it on a stored KG, and use it where static retrieval is used.
+
+`train_learned_retriever` reads the KG and its training questions from Neo4j, trains the scorer of
+`retrieval.learned` on weak labels, and saves one checkpoint (config, weights, embedder, mention prior).
+`LearnedRetrievalAdapter` answers like `Retriever.retrieve`, so `gqa ask`, `gqa eval` and `gqa train` take
+`--retriever learned` and the generator consumes its subgraphs unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import ConfigError
+from .retrieval.learned import (LearnedRetriever, RetrieverConfig, StoreGraphSource, TrainingQuestion,
+                                save_checkpoint, train_retriever)
+from .retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
+from .retrieval.reference import RetrievalParams
+from .retriever import Retrieval, Retriever
+from .settings import gqa_home
+
+
+def default_checkpoint(dataset: str) -> Path:
+    return gqa_home() / "retrievers" / f"{dataset}.pt"
+
+
+@dataclass
+class TrainedRetriever:
+    path: Path
+    questions: int
+    seconds: float
+    history: object
+
+
+def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None = None, limit: int | None = None,
+                            epochs: int = 8, max_edges: int = 100, out: Path | None = None,
+                            progress: Callable[[str, dict], None] | None = None) -> TrainedRetriever:
+    """Trains on the dataset's "train" questions that have answers; nothing in it knows any relation name."""
+    from .retrieval.kg import KnowledgeGraph
+
+    questions = [q for q in store.questions(dataset, "train") if q["answers"] and q["topic_entities"]]
+    if not questions:
+        raise ConfigError(f"no 'train' questions with answers and topic entities for {dataset!r}: "
+                          f"ingest a KG dataset with questions first")
+    questions = questions[:limit] if limit else questions
+    graph = graph or questions[0]["graph"]
+    started = time.perf_counter()
+    kg = KnowledgeGraph.from_store(store, graph)
+    training = [TrainingQuestion(strip_topic_markers(q["text"]), q["topic_entities"], q["answers"]) for q in questions]
+    config = RetrieverConfig(epochs=epochs, max_edges=max_edges)
+    model, history = train_retriever(kg, training, embedder, config, progress=progress)
+    prior = MentionPrior.fit([(q["text"], q["topic_entities"]) for q in questions], InMemoryLinking(kg), None)
+    path = save_checkpoint(out or default_checkpoint(dataset), model, config, embedder.name, prior)
+    return TrainedRetriever(path=path, questions=len(training), seconds=time.perf_counter() - started,
+                            history=history)
+
+
+class LearnedRetrievalAdapter:
+    """`retrieve(question, graph=…)` with the learned scorer over the store; recorded like static retrievals."""
+
+    def __init__(self, retriever: Retriever, checkpoint: Path):
+        if not Path(checkpoint).is_file():
+            raise ConfigError(f"no learned retriever at {checkpoint}: train one with `gqa train-retriever`")
+        self.static = retriever
+        self.store, self.embedder = retriever.store, retriever.embedder
+        self.checkpoint = Path(checkpoint)
+        self._by_graph: dict[str, LearnedRetriever] = {}
+
+    def _learned(self, graph: str) -> LearnedRetriever:
+        if graph not in self._by_graph:
+            self._by_graph[graph] = LearnedRetriever.from_checkpoint(
+                self.checkpoint, StoreGraphSource(self.store, graph), graph_name=graph,
+                embed=lambda texts: np.stack([self.embedder.embed_query(t).vector for t in texts]))
+        return self._by_graph[graph]
+
+    def retrieve(self, question: str, *, graph: str | None = None, record: bool = True, **_ignored) -> Retrieval:
+        from .retrieval.textualize import count_tokens
+
+        if graph is None:
+            raise ConfigError("--retriever learned needs --graph (the KG it was trained for)")
+        info = self.store.graph_info(graph)
+        if info is None:
+            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+        started = time.perf_counter()
+        query = self.embedder.embed_query(strip_topic_markers(question))
+        embed_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        result = self._learned(graph).retrieve(question, query.vector)
+        timings = {"embed": embed_ms, "learned": (time.perf_counter() - started) * 1000}
+        timings["total"] = sum(timings.values())
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.strip(), graph=graph,
+                              dataset=info["dataset"], params=RetrievalParams(), result=result, timings_ms=timings,
+                              tokens=count_tokens(result.text, self.embedder.tokenizer))
+        if record:
+            self.static._record(retrieval)
+        return retrieval

@@ -1,0 +1,149 @@
+"""Linking and learned retrieval through the real Neo4j server: fulltext escaping round trips, loading a stored
+knowledge graph, and training + retrieving over the store."""
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.records import Edge, GraphRecord, Node
+from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfig, StoreGraphSource,
+                                                TrainingQuestion, answer_hit, save_checkpoint, train_retriever)
+from gretriever_neo4j.retrieval.linking import MentionPrior, analyzer_tokens, link_seeds, phrase_query
+
+pytestmark = pytest.mark.neo4j
+
+AWKWARD_NAMES = [
+    'Say "Anything..."', "AC/DC", "C++ Primer", "What?", "50~ish", "Star*", "[REC]", "back\\slash",
+    "key: value", "(500) Days of Summer", "Rock && Roll || Jazz", "Hello {World}", "^Caret", "!Bang",
+    "Tom AND Jerry", "NOT Guilty", "This OR That", "Plus+Minus-", "Tom Hanks",
+]
+
+
+def _graph(store, suffix: str) -> str:
+    return f"{store.test_prefix}_{suffix}"
+
+
+def _ingest(store, embedder, graph: str, names: list[str], triples: list[tuple[str, str, str]]) -> None:
+    record = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
+                         nodes=[Node(key=name, text=name) for name in names],
+                         edges=[Edge(src=h, text=r, dst=t) for h, r, t in triples])
+    ingest([record], store, embedder.embed, dataset=store.test_prefix)
+
+
+@pytest.fixture
+def awkward(store, embedder):
+    graph = _graph(store, "names")
+    _ingest(store, embedder, graph, AWKWARD_NAMES, [(AWKWARD_NAMES[0], "related", n) for n in AWKWARD_NAMES[1:]])
+    # The same name in another graph must never be returned for this one.
+    _ingest(store, embedder, _graph(store, "other"), ["Tom Hanks", "AC/DC"], [("Tom Hanks", "likes", "AC/DC")])
+    return graph
+
+
+def test_every_awkward_name_is_found_by_its_escaped_phrase(store, awkward):
+    queries = [phrase_query(name) for name in AWKWARD_NAMES]
+    hits = store.fulltext_nodes_many(queries, awkward, 5)
+    for name, per_name in zip(AWKWARD_NAMES, hits):
+        exact = [hit["key"] for hit in per_name if analyzer_tokens(hit["text"]) == analyzer_tokens(name)]
+        assert exact == [name], (name, per_name)
+        assert all(hit["graph"] == awkward for hit in per_name)
+    single = store.fulltext_nodes(phrase_query("AC/DC"), awkward, 3)
+    assert [hit["key"] for hit in single] == ["AC/DC"]
+
+
+def test_fuzzy_phrase_finds_a_misspelling(store, awkward):
+    hits = store.fulltext_nodes(phrase_query("Tom Hankz", fuzzy=True), awkward, 3)
+    assert hits[0]["key"] == "Tom Hanks"
+
+
+def test_fulltext_filters_by_graph(store, awkward):
+    other = _graph(store, "other")
+    assert [hit["key"] for hit in store.fulltext_nodes('"tom hanks"', other, 10)] == ["Tom Hanks"]
+    assert {hit["graph"] for hit in store.fulltext_nodes('"tom hanks"', None, 50)} >= {awkward, other}
+    assert store.fulltext_nodes_many([], awkward, 5) == []
+    assert store.fulltext_nodes('"tom hanks"', awkward, 0) == []
+
+
+def test_a_malformed_lucene_query_is_an_input_error(store, awkward):
+    with pytest.raises(InputError, match="fulltext index rejected"):
+        store.fulltext_nodes("AND (", awkward, 5)
+
+
+def test_link_seeds_through_the_store_prefers_exact_names(store, embedder, awkward):
+    question = "which songs did [AC/DC] and [Tom AND Jerry] record"
+    result = link_seeds(question, embedder.embed([question])[0], store, awkward, k=4)
+    assert result.exact == ["Tom AND Jerry", "AC/DC"]  # longer mention first
+    assert result.seeds[:2] == ["Tom AND Jerry", "AC/DC"]
+    assert len(result.seeds) == 4
+
+
+# -- learned retrieval over the store ------------------------------------------------------------------------
+
+MOVIES = 18
+
+
+def movie_triples() -> list[tuple[str, str, str]]:
+    triples = []
+    for i in range(MOVIES):
+        triples += [(f"Film {i}", "directed_by", f"Director {i % 5}"),
+                    (f"Film {i}", "release_year", str(1990 + i % 4)),
+                    (f"Film {i}", "has_genre", ["Drama", "Comedy"][i % 2])]
+    return triples
+
+
+def movie_questions(indices) -> list[TrainingQuestion]:
+    out = []
+    for i in indices:
+        out.append(TrainingQuestion(f"who directed [Film {i}]", [f"Film {i}"], [f"Director {i % 5}"]))
+        out.append(TrainingQuestion(f"when was [Film {i}] released", [f"Film {i}"], [str(1990 + i % 4)]))
+        out.append(TrainingQuestion(f"which films share a director with [Film {i}]", [f"Film {i}"],
+                                    [f"Film {j}" for j in range(MOVIES) if j % 5 == i % 5 and j != i]))
+    return out
+
+
+def test_learned_retrieval_round_trip_through_neo4j(store, embedder, tmp_path):
+    graph = _graph(store, "movies")
+    triples = movie_triples()
+    names = sorted({n for h, _, t in triples for n in (h, t)})
+    _ingest(store, embedder, graph, names, triples)
+
+    kg = KnowledgeGraph.from_store(store, graph)
+    assert sorted(zip(kg.node_keys, kg.node_texts)) == [(n, n) for n in names]
+    assert sorted((kg.node_keys[h], kg.relation_texts[r], kg.node_keys[t])
+                  for h, r, t in zip(kg.head.tolist(), kg.relation.tolist(), kg.tail.tolist())) == sorted(triples)
+    np.testing.assert_allclose(kg.node_embeddings[kg.key_to_index["Film 3"]], embedder.embed(["Film 3"])[0],
+                               atol=1e-6)
+
+    config = RetrieverConfig(max_hops=2, hidden=32, epochs=40, batch_size=64, learning_rate=1e-2, beam_nodes=8,
+                             max_edges=3)
+    training = movie_questions(range(14))
+    model, history = train_retriever(kg, training, embedder, config, threads=1)
+    assert history.questions_labelled == len(training)
+    prior = MentionPrior.fit([(q.text, q.topic_keys) for q in training], store, graph)
+    checkpoint = save_checkpoint(tmp_path / "retriever.pt", model, config, embedder.name, prior)
+
+    through_store = LearnedRetriever.from_checkpoint(checkpoint, StoreGraphSource(store, graph), embed=embedder.embed)
+    in_memory = LearnedRetriever.from_checkpoint(checkpoint, kg, linking=through_store.linking, graph_name=graph,
+                                                 embed=embedder.embed)
+    for question in movie_questions(range(14, MOVIES)):
+        vector = embedder.embed([question.text])[0]
+        result = through_store.retrieve(question.text, vector)
+        assert result.seed_keys == question.topic_keys
+        assert answer_hit(result, question.answer_keys), (question.text, result.text)
+        assert len(result.subgraph.edges) <= 3
+        assert set(result.candidate.edge_refs) <= set(kg.edge_refs)  # Neo4j element ids, carried through
+        reference = in_memory.retrieve(question.text, vector)
+        as_triples = lambda r: sorted((r.subgraph.node_keys[e.src], e.text, r.subgraph.node_keys[e.dst])
+                                      for e in r.subgraph.edges)
+        assert as_triples(result) == as_triples(reference)
+
+
+def test_an_empty_stored_graph_loads_as_an_empty_kg(store, embedder):
+    graph = _graph(store, "empty")
+    _ingest(store, embedder, graph, [], [])
+    kg = KnowledgeGraph.from_store(store, graph)
+    assert (kg.num_nodes, kg.num_edges) == (0, 0)
+    assert kg.node_embeddings.shape == (0, 0)
+    assert store.kg_incident(graph, ["nothing"], 10) == {}
+    assert store.kg_node_vectors(graph, ["nothing"]) == []

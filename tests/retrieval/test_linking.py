@@ -1,0 +1,156 @@
+"""Hybrid seed linking without a database: mentions, Lucene escaping, RRF, exact-name preference, the prior."""
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+from gretriever_neo4j.retrieval.linking import (InMemoryLinking, MentionPrior, analyzer_tokens, candidate_mentions,
+                                                escape_lucene, link_seeds, mask_mentions, phrase_query, rrf,
+                                                strip_topic_markers)
+
+
+def test_strip_topic_markers():
+    assert strip_topic_markers("who directed [Tom Hanks] movies") == "who directed Tom Hanks movies"
+    assert strip_topic_markers("[A] and  [B]?") == "A and B?"
+    assert strip_topic_markers("no markers") == "no markers"
+
+
+def test_mask_mentions_replaces_whole_names_case_insensitively():
+    assert mask_mentions("who directed [The Matrix]", ["The Matrix"]) == "who directed X"
+    assert mask_mentions("films like the matrix and Matrix Reloaded", ["The Matrix", "Matrix Reloaded"]) == (
+        "films like X and X")
+    assert mask_mentions("who wrote Up (2009)?", ["Up (2009)"]) == "who wrote X?"
+    assert mask_mentions("a cupboard", ["up"]) == "a cupboard"  # whole words only
+    assert mask_mentions("no names", []) == "no names"
+
+
+def test_candidate_mentions_drop_stop_word_only_ngrams():
+    mentions = candidate_mentions("who directed the Matrix", max_n=4)
+    assert [m.text for m in mentions] == [
+        "who directed the Matrix", "who directed the", "directed the Matrix", "who directed", "directed the",
+        "the Matrix", "directed", "Matrix"]
+    assert mentions[-1].tokens == ("matrix",) and (mentions[-1].start, mentions[-1].end) == (3, 4)
+    assert candidate_mentions("what is it", max_n=3) == []
+    with pytest.raises(InputError, match="max_n"):
+        candidate_mentions("x", max_n=0)
+
+
+def test_candidate_mentions_keep_the_first_span_of_a_repeated_token_sequence():
+    mentions = candidate_mentions("Up, up and away", max_n=1)
+    assert [(m.text, m.start) for m in mentions] == [("Up,", 0), ("away", 3)]
+
+
+def test_analyzer_tokens_ignore_case_and_punctuation():
+    assert analyzer_tokens("Monsters, Inc.") == ("monsters", "inc")
+    assert analyzer_tokens("AC/DC: Live!") == ("ac", "dc", "live")
+    assert analyzer_tokens("Amélie") == ("amélie",)
+
+
+@pytest.mark.parametrize("raw, escaped", [
+    ('say "hi"', 'say \\"hi\\"'),
+    ("a~b*c?d", "a\\~b\\*c\\?d"),
+    ("key: value", "key\\: value"),
+    ("back\\slash and/or", "back\\\\slash and\\/or"),
+    ("(x) [y] {z}", "\\(x\\) \\[y\\] \\{z\\}"),
+    ("+1 -2 !3 ^4", "\\+1 \\-2 \\!3 \\^4"),
+    ("rock && roll || jazz", "rock \\&\\& roll \\|\\| jazz"),
+    ("Tom AND Jerry OR NOT", "Tom and Jerry or not"),
+    ("ANDROID ORBIT NOTION", "ANDROID ORBIT NOTION"),
+])
+def test_escape_lucene(raw, escaped):
+    assert escape_lucene(raw) == escaped
+
+
+def test_phrase_query_plain_and_fuzzy():
+    assert phrase_query("Tom  Hanks") == '"Tom Hanks"'
+    assert phrase_query('Say "Anything..."') == '"Say \\"Anything...\\""'
+    assert phrase_query("Tom Hanks", fuzzy=True) == '("Tom Hanks"^2 OR (tom AND hanks~1))'
+    assert phrase_query("NOT Guilty", fuzzy=True) == '("not Guilty"^2 OR (not AND guilty~1))'
+    with pytest.raises(InputError, match="mention"):
+        phrase_query("?!")
+
+
+def test_rrf_scores_and_deterministic_ties():
+    fused = rrf([["a", "b", "c"], ["b", "a", "d"]], k=60)
+    assert [key for key, _ in fused] == ["a", "b", "c", "d"]  # a and b tie at 1/61 + 1/62: key order
+    assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused[2][1] == pytest.approx(1 / 63)
+    assert rrf([["x", "x", "y"]]) == [("x", pytest.approx(1 / 61)), ("y", pytest.approx(1 / 62))]
+    assert rrf([]) == []
+
+
+def _kg_with_vectors(names: list[str], seed: int = 0) -> KnowledgeGraph:
+    rng = np.random.default_rng(seed)
+    triples = [(name, "related", names[0]) for name in names[1:]]
+    kg = KnowledgeGraph.from_triples(triples, nodes=names)
+    vectors = rng.standard_normal((kg.num_nodes, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return kg.with_embeddings(vectors, np.ones((1, 8), np.float32))
+
+
+NAMES = ["Tom Hanks", "Hanks", "Tom", "Tom Hanks Collection", "director", "The Matrix", "the matrix",
+         "Matrix Reloaded", "Cast Away"]
+
+
+def test_in_memory_phrase_hits_rank_shorter_names_first():
+    linking = InMemoryLinking(_kg_with_vectors(NAMES))
+    hits = linking.mention_hits(["tom hanks", "matrix", "nothing here", "tom"], None, 10)
+    assert [h.key for h in hits[0]] == ["Tom Hanks", "Tom Hanks Collection"]
+    assert [h.key for h in hits[1]] == ["Matrix Reloaded", "The Matrix", "the matrix"]  # equal scores: by key
+    assert hits[2] == []
+    assert [h.key for h in hits[3]] == ["Tom", "Tom Hanks", "Tom Hanks Collection"]
+    assert hits[3][0].score > hits[3][1].score > hits[3][2].score
+    assert [h.key for h in linking.mention_hits(["tom"], None, 1)[0]] == ["Tom"]
+
+
+def test_exact_full_name_matches_come_first_and_swallow_inner_matches():
+    kg = _kg_with_vectors(NAMES)
+    result = link_seeds("which movies did [Tom Hanks] star in", None, InMemoryLinking(kg), None, k=3)
+    assert result.exact == ["Tom Hanks"]  # "Tom" and "Hanks" lie inside the longer match
+    assert result.seeds[0] == "Tom Hanks"
+    assert len(result.seeds) == 3
+
+
+def test_exact_matches_prefer_exact_case_then_longer_mentions():
+    kg = _kg_with_vectors(NAMES)
+    result = link_seeds("who is the director of the matrix", None, InMemoryLinking(kg), None, k=5)
+    # "the matrix" (2 words) beats "director" (1 word); exact case "the matrix" beats "The Matrix".
+    assert result.exact == ["the matrix", "The Matrix", "director"]
+    assert result.exact_mentions == ["the matrix", "the matrix", "director"]
+
+
+def test_vector_hits_are_fused_by_rrf():
+    kg = _kg_with_vectors(NAMES)
+    cast_away = kg.node_embeddings[kg.key_to_index["Cast Away"]]
+    result = link_seeds("an unrelated question", cast_away, InMemoryLinking(kg), None, k=2, vector_k=3)
+    assert result.exact == []
+    assert result.seeds[0] == "Cast Away"  # only the vector ranking has hits
+    assert result.fused[0] == ("Cast Away", pytest.approx(1 / 61))
+
+
+def test_mention_prior_demotes_template_words():
+    kg = _kg_with_vectors(NAMES)
+    linking = InMemoryLinking(kg)
+    training = [("who is the director of Cast Away", ["Cast Away"]),
+                ("the director of Tom Hanks Collection", ["Tom Hanks Collection"]),
+                ("who is the director of Hanks", ["Hanks"])]
+    prior = MentionPrior.fit(training, linking, None)
+    assert prior.counts[("director",)] == (0, 3)
+    assert prior.counts[("cast", "away")] == (1, 1)
+    assert prior.probability(("director",)) == pytest.approx(0.5 / 4)
+    assert prior.probability(("never", "seen")) == 0.5
+    without = link_seeds("director of Tom", None, linking, None, k=2)
+    with_prior = link_seeds("director of Tom", None, linking, None, k=2, prior=prior)
+    assert without.exact[0] == "director"  # same length: the higher fulltext score wins
+    assert with_prior.exact == ["Tom", "director"]
+    assert with_prior.exact_probabilities == [0.5, pytest.approx(0.125)]
+    assert with_prior.preferred(1, min_ratio=0.5) == ["Tom"]
+    assert with_prior.preferred(1) == ["Tom", "director"]
+    assert without.preferred(1, min_ratio=0.5) == ["director", "Tom"]  # no prior: nothing to compare
+    assert MentionPrior.from_dict(prior.to_dict()).counts == prior.counts
+
+
+def test_link_seeds_refuses_unknown_backends():
+    with pytest.raises(InputError, match="store_like"):
+        link_seeds("q", None, object(), None)

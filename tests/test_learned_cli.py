@@ -1,0 +1,54 @@
+"""`gqa train-retriever` and `gqa ask --retriever learned` on a small KG in the real Neo4j server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
+
+pytestmark = pytest.mark.neo4j
+
+
+def _gqa(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
+                          timeout=900)
+
+
+def test_train_retriever_then_ask_learned(store, embedder, tmp_path, monkeypatch, neo4j_settings):
+    prefix = store.test_prefix
+    people = [f"Director {i}" for i in range(12)]
+    movies = [f"Movie {i}" for i in range(24)]
+    edges = [Edge(m, "directed_by", people[i % 12]) for i, m in enumerate(movies)]
+    edges += [Edge(m, "release_year", str(1990 + i % 5)) for i, m in enumerate(movies)]
+    nodes = [Node(n, n) for n in people + movies + [str(1990 + y) for y in range(5)]]
+    records = [GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=nodes, edges=edges)]
+    for i, movie in enumerate(movies):
+        records.append(QuestionRecord(qid=f"q{i}", dataset=prefix, text=f"who directed [{movie}]",
+                                      answers=[people[i % 12]], split="train", graph_id=prefix,
+                                      topic_entities=[movie]))
+    ingest(records, store, embedder.embed, dataset=prefix)
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    checkpoint = tmp_path / "retriever.pt"
+
+    trained = _gqa("train-retriever", "--dataset", prefix, "--epochs", "3", "--max-edges", "10",
+                   "--out", str(checkpoint))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert checkpoint.is_file() and "trained on 24 questions" in trained.stdout
+
+    asked = _gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint", str(checkpoint),
+                 "--graph", prefix, "--json", "who directed Movie 5")
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    data = json.loads(asked.stdout)
+    texts = {node["text"] for node in data["nodes"]}
+    assert {"Movie 5", "Director 5"} <= texts and len(data["edges"]) <= 10
+    assert data["id"] in data["browser_statement"]
+
+    missing = _gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint",
+                   str(tmp_path / "none.pt"), "--graph", prefix, "who directed Movie 5")
+    assert missing.returncode == 1 and "train-retriever" in missing.stderr and "Traceback" not in missing.stderr
