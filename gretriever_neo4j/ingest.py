@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -65,14 +66,29 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
     started = time.perf_counter()
     report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
     done = 0
-    for chunk in _chunks(records, max_batch_items):
-        report.batches += 1
-        _write_chunk(chunk, store, embed, report)
-        done += len(chunk)
-        if on_progress:
-            on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded))
+    # Batch n is written (a transaction in the Neo4j process) while batch n+1 is embedded here. A node that both
+    # carry is then merged twice, which MERGE makes harmless; the embedder's cache makes its vector free.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gqa-writer") as writer:
+        pending: Future | None = None
+        for chunk in _chunks(records, max_batch_items):
+            report.batches += 1
+            batch = _prepare_chunk(chunk, store, embed, report)
+            if pending is not None:
+                pending.result()
+            pending = writer.submit(_write, store, batch, report)
+            done += len(chunk)
+            if on_progress:
+                on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded))
+        if pending is not None:
+            pending.result()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _write(store: GraphStore, batch: WriteBatch, report: IngestReport) -> None:
+    store.write_batch(batch)
+    report.nodes_written += len(batch.nodes)
+    report.edges_written += len(batch.edges)
 
 
 def _chunks(records: Iterable[Record], max_items: int) -> Iterator[list[Record]]:
@@ -88,7 +104,7 @@ def _chunks(records: Iterable[Record], max_items: int) -> Iterator[list[Record]]
         yield chunk
 
 
-def _write_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport) -> None:
+def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport) -> WriteBatch:
     graphs: dict[str, dict] = {}
     nodes: dict[tuple[str, str], dict] = {}
     edges: dict[tuple[str, str, str, str], dict] = {}
@@ -127,9 +143,7 @@ def _write_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestRe
     batch.edges, batch.edge_vectors = _with_vectors(edge_rows, embed)
     report.embed_seconds += time.perf_counter() - t0
     report.texts_embedded += len(batch.node_vectors) + len(batch.edge_vectors)
-    store.write_batch(batch)
-    report.nodes_written += len(batch.nodes)
-    report.edges_written += len(batch.edges)
+    return batch
 
 
 def _with_vectors(rows: list[dict], embed) -> tuple[list[dict], list[list[float]]]:
