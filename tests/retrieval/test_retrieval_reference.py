@@ -153,4 +153,4 @@ def test_params_validation_and_defaults():
         default_params("nope")
     assert not default_params("webqsp").whole_graph and default_params("metaqa").pcst == DEFAULTS["metaqa"]
     as_dict = json.loads(json.dumps(params_to_dict(default_params("webqsp"))))
-    assert as_dict["pcst"] == {"topk": 3, "topk_e": 5, "cost_e": 0.5} and as_dict["fanout"] == 10
+    assert as_dict["pcst"] == {"topk": 3, "topk_e": 5, "cost_e": 0.5} and as_dict["fanout"] == 50
