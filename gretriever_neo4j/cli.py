@@ -578,7 +578,7 @@ def quickstart(
     console.rule(f"gqa ask {question!r}")
     ask(question=question, graph="webqsp", retrieve_only=retrieve_only, checkpoint=None, llm=None, device="auto",
         embedder=None, seed_k=None, seed_k_edges=None, hops=None, fanout=None, max_nodes=None, max_edges=None,
-        topk=None, topk_e=None, cost_e=None, as_json=False)
+        topk=None, topk_e=None, cost_e=None, retriever="static", retriever_checkpoint=None, as_json=False)
 
 
 # -- stats ----------------------------------------------------------------------------------------

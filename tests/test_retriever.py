@@ -178,3 +178,13 @@ def test_cli_ask_retrieve_only_ben_franklin(store):
                           (("show", "r-000000000000"), "no retrieval")):
         failed = run(*args)
         assert failed.returncode == 1 and message in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_cli_quickstart_retrieve_only(store, neo4j_settings, monkeypatch):
+    """The README's main command, minus generation (the server is the test server, named by NEO4J_URI)."""
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    done = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "quickstart", "--retrieve-only"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Benjamin Franklin" in done.stdout and "Bifocals" in done.stdout and "open in Neo4j Browser" in done.stdout
