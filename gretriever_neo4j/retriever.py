@@ -112,7 +112,7 @@ class Retriever:
 
         if params.whole_graph:
             started = time.perf_counter()
-            candidate = self._candidate(graph, keys=None, refs=None)
+            candidate = self.whole_graph(graph)
             timings["fetch"] = _ms(started)
             seeds: list[str] = []
         else:
@@ -222,14 +222,9 @@ class Retriever:
                                   {i: edge_rows[r]["embedding"] for i, r in zip(sub.edge_indices, refs)})
 
     def whole_graph(self, graph: str) -> CandidateGraph:
-        """A stored graph held in memory, as the reference path (and per-sample retrieval) reads it."""
-        return self._candidate(graph, keys=None, refs=None)
-
-    def _candidate(self, graph: str, *, keys: list[str] | None, refs: list[str] | None) -> CandidateGraph:
-        """Nodes and edges with texts and vectors, in the order given (whole graph: ordered by key)."""
-        nodes = self.store.graph_nodes(graph, keys)
-        edges = self.store.graph_edges(graph, refs)
-
+        """A stored graph held in memory with its vectors, as the reference path (and per-sample retrieval) reads it."""
+        nodes = self.store.graph_nodes(graph)
+        edges = self.store.graph_edges(graph)
         return CandidateGraph.from_records(
             [(n["key"], n["text"], n["embedding"]) for n in nodes],
             [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],

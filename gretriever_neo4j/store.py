@@ -197,27 +197,26 @@ class GraphStore:
         rows = self.read("graph_info", graph=graph)
         return rows[0] if rows else None
 
-    def seed_nodes(self, vector: np.ndarray, k: int, graph: str | None, *, exact: bool = False) -> list[dict[str, Any]]:
+    def seed_nodes(self, vector: np.ndarray, k: int, graph: str | None) -> list[dict[str, Any]]:
         """Up to k best nodes by cosine (as `cos`, in [-1, 1]). The index ranks across all stored graphs, so it is
-        asked for more until k hits fall in `graph`; past that, or for small graphs, an exact scan answers."""
-        return self._seeds("seed_nodes_vector", "seed_nodes_exact", vector, k, graph, exact)
+        asked for more until k hits fall in `graph`; past that, an exact scan of the graph answers."""
+        return self._seeds("seed_nodes_vector", "seed_nodes_exact", vector, k, graph)
 
-    def seed_edges(self, vector: np.ndarray, k: int, graph: str | None, *, exact: bool = False) -> list[dict[str, Any]]:
-        return self._seeds("seed_edges_vector", "seed_edges_exact", vector, k, graph, exact)
+    def seed_edges(self, vector: np.ndarray, k: int, graph: str | None) -> list[dict[str, Any]]:
+        return self._seeds("seed_edges_vector", "seed_edges_exact", vector, k, graph)
 
-    def _seeds(self, by_index: str, by_scan: str, vector, k: int, graph, exact: bool) -> list[dict[str, Any]]:
+    def _seeds(self, by_index: str, by_scan: str, vector, k: int, graph) -> list[dict[str, Any]]:
         if k <= 0:
             return []
         query_vector = vectors_param(np.asarray(vector)[None, :])[0]
-        if not exact or graph is None:
-            asked = max(16 * k, 128)
-            while True:
-                rows = self.read(by_index, k=asked, vector=query_vector, graph=graph)
-                if len(rows) >= k or asked >= _MAX_INDEX_CANDIDATES or graph is None:
-                    break
-                asked *= 8
-            if len(rows) >= k or graph is None:
-                return [_cosine(row) for row in rows]
+        asked = max(16 * k, 128)
+        while True:
+            rows = self.read(by_index, k=asked, vector=query_vector, graph=graph)
+            if len(rows) >= k or asked >= _MAX_INDEX_CANDIDATES or graph is None:
+                break
+            asked *= 8
+        if len(rows) >= k or graph is None:
+            return [_cosine(row) for row in rows]
         return [_cosine(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
 
     def incident_edges(self, graph: str, frontier: Sequence[str], vector: np.ndarray,
