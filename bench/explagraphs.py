@@ -1,11 +1,14 @@
-"""ExplaGraphs accuracy of the paper's five configurations with a small LLM on CPU.
+"""ExplaGraphs accuracy of the paper's five configurations with a small LLM on CPU (the full protocol).
 
 Needs ExplaGraphs in Neo4j (`gqa ingest explagraphs --source ../shared/data/explagraphs/train_dev.tsv`). Samples
 come from gqa's own retrieval (whole graph, as the paper) and are cached. Each configuration trains on the
-first `--train-limit` training questions and is scored on the first `--test-limit` test questions, in a process
-of its own (so peak RSS is its own), with the same seed. Prints a table and writes JSON.
+training split (1,659 questions), keeps the epoch with the best validation loss (553 questions, early stopping)
+and is scored on the test split (554 questions), in a process of its own (so peak RSS is its own), with the
+same seed. Answers are constrained to the two labels. Per epoch it records the training minutes, the validation
+loss and the share of each first answer token on validation (a collapse onto one class is flagged). Prints a
+table and writes JSON.
 
-    python bench/explagraphs.py [--train-limit 200] [--test-limit 200] [--epochs 1] [--lr 1e-4]
+    python bench/explagraphs.py [--epochs 3] [--lr 2e-4] [--variants g-retriever,lora] [--train-limit N]
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,7 +31,7 @@ PAPER_LLAMA2_7B = {"inference-only": 0.5650, "prompt-tuning": 0.5763, "g-retriev
                    "g-retriever-lora": 0.8705}
 
 
-def _samples(split: str, limit: int):
+def _samples(split: str, limit: int | None):
     from gretriever_neo4j.embed import Embedder
     from gretriever_neo4j.retriever import Retriever
     from gretriever_neo4j.settings import Neo4jSettings
@@ -47,6 +51,7 @@ def run_variant(args) -> dict:
     from gretriever_neo4j.model.config import ModelConfig
     from gretriever_neo4j.model.gretriever import build_model
     from gretriever_neo4j.train import metrics
+    from gretriever_neo4j.train.data import LABEL_SETS
     from gretriever_neo4j.train.trainer import TrainConfig, predict, train
 
     torch.manual_seed(args.seed)
@@ -55,36 +60,46 @@ def run_variant(args) -> dict:
     test_samples = _samples("test", args.test_limit)
     config = ModelConfig(variant=args.variant, llm=args.llm, max_new_tokens=args.max_new_tokens)
     model = build_model(config, device="cpu")
-    result = {"variant": args.variant, "train": len(train_samples), "test": len(test_samples)}
+    result = {"variant": args.variant, "train": len(train_samples), "val": len(val_samples),
+              "test": len(test_samples)}
     if config.variant != "inference-only":
         with tempfile.TemporaryDirectory() as folder:
             history = train(model, train_samples, val_samples,
-                            TrainConfig(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size, grad_accum=1,
+                            TrainConfig(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size,
+                                        grad_accum=args.grad_accum, patience=args.patience,
                                         warmup_epochs=min(1.0, args.epochs / 2), seed=args.seed), folder)
             if history.best_checkpoint is not None:
                 from gretriever_neo4j.train.checkpoint import restore_weights
 
                 restore_weights(model, history.best_checkpoint)
-        result["minutes_per_epoch"] = sum(e.seconds for e in history.epochs) / len(history.epochs) / 60
-        result["epochs"] = [{"train_loss": e.train_loss, "val_loss": e.val_loss, "seconds": e.seconds}
-                            for e in history.epochs]
+        train_minutes = [e.train_seconds / 60 for e in history.epochs if e.train_seconds is not None]
+        result["minutes_per_epoch"] = sum(train_minutes) / len(train_minutes)
+        result["best_epoch"] = history.best_epoch
+        result["stop_reason"] = history.stop_reason
+        result["epochs"] = [{"train_loss": e.train_loss, "val_loss": e.val_loss, "train_minutes": e.train_seconds / 60,
+                             "minutes": e.seconds / 60, "val_predicted": e.val_predicted, "val_gold": e.val_gold,
+                             "collapse": e.collapse} for e in history.epochs]
     started = time.perf_counter()
-    predictions = predict(model, test_samples, batch_size=8)
+    predictions = predict(model, test_samples, batch_size=8, labels=LABEL_SETS["explagraphs"])
     result["eval_minutes"] = (time.perf_counter() - started) / 60
     result["accuracy"] = metrics.score_explagraphs(predictions, [s.label for s in test_samples])
-    result["examples"] = predictions[:5]
+    counts = Counter(p.strip().lower() for p in predictions)
+    result["test_predicted"] = {k: v / len(predictions) for k, v in counts.most_common()}
+    result["test_gold"] = {k: v / len(test_samples) for k, v in Counter(s.label for s in test_samples).most_common()}
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train-limit", type=int, default=200)
-    parser.add_argument("--val-limit", type=int, default=50)
-    parser.add_argument("--test-limit", type=int, default=200)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--train-limit", type=int, default=None, help="default: the whole split")
+    parser.add_argument("--val-limit", type=int, default=None)
+    parser.add_argument("--test-limit", type=int, default=None)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--patience", type=int, default=2)
+    parser.add_argument("--lr", type=float, default=2e-4)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--grad-accum", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=4)
     parser.add_argument("--llm", default="smollm2-135m")
     parser.add_argument("--seed", type=int, default=0)
@@ -104,30 +119,40 @@ def main() -> int:
     _samples("train", args.train_limit), _samples("val", args.val_limit), _samples("test", args.test_limit)
     results = []
     passthrough = [f"--{name.replace('_', '-')}={value}" for name, value in vars(args).items()
-                   if name not in ("variants", "variant", "out")]
+                   if name not in ("variants", "variant", "out") and value is not None]
     for variant in args.variants.split(","):
-        with console.status(f"{variant}…"):
-            run = subprocess.run([sys.executable, __file__, *passthrough, "--variant", variant], capture_output=True,
-                                 text=True)
+        console.print(f"{variant}…")
+        run = subprocess.run([sys.executable, __file__, *passthrough, "--variant", variant], capture_output=True,
+                             text=True)
         if run.returncode != 0:
             console.print(f"[red]{variant} failed[/]\n{run.stderr[-3000:]}")
             continue
         results.append(json.loads(run.stdout.strip().splitlines()[-1]))
-        console.print(f"{variant}: accuracy {results[-1]['accuracy']:.3f}")
-    table = Table(title=f"ExplaGraphs, {args.llm} on CPU ({os.cpu_count()} cores): train {args.train_limit} / "
-                        f"test {args.test_limit} questions, {args.epochs} epoch(s), lr {args.lr}, seed {args.seed}")
-    for column in ("configuration", "accuracy", "paper (Llama2-7b)", "min / epoch", "eval min", "peak RSS MiB"):
+        console.print(f"{variant}: accuracy {results[-1]['accuracy']:.3f}, predicted {results[-1]['test_predicted']}")
+        _write(args, results)
+    table = Table(title=f"ExplaGraphs, {args.llm} on CPU ({os.cpu_count()} cores): train {results[0]['train'] if results else '?'}"
+                        f" / val {results[0]['val'] if results else '?'} / test {results[0]['test'] if results else '?'}"
+                        f" questions, up to {args.epochs} epoch(s), lr {args.lr}, seed {args.seed}")
+    for column in ("configuration", "accuracy", "paper (Llama2-7b)", "predicted support", "train min / epoch",
+                   "best epoch", "collapse flagged", "eval min", "peak RSS MiB"):
         table.add_column(column, justify="right")
     for r in results:
+        flagged = sum(1 for e in r.get("epochs", []) if e["collapse"])
         table.add_row(r["variant"], f"{r['accuracy']:.3f}", f"{PAPER_LLAMA2_7B[r['variant']]:.3f}",
-                      f"{r.get('minutes_per_epoch', 0):.1f}", f"{r['eval_minutes']:.1f}", f"{r['peak_rss_mib']:.0f}")
+                      f"{r['test_predicted'].get('support', 0.0):.2f}", f"{r.get('minutes_per_epoch', 0):.1f}",
+                      str(r.get("best_epoch", "-")), f"{flagged} epochs" if "epochs" in r else "-",
+                      f"{r['eval_minutes']:.1f}", f"{r['peak_rss_mib']:.0f}")
     console.print(table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                                    "settings": {k: v for k, v in vars(args).items() if k not in ("out", "variant")},
-                                    "results": results}, indent=2, default=str))
     console.print(f"wrote {args.out}")
     return 0
+
+
+def _write(args, results) -> None:
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+                                    "command": "python bench/explagraphs.py " + " ".join(sys.argv[1:]),
+                                    "settings": {k: v for k, v in vars(args).items() if k not in ("out", "variant")},
+                                    "results": results}, indent=2, default=str))
 
 
 if __name__ == "__main__":

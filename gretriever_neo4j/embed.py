@@ -56,6 +56,9 @@ class Embedder:
         self.name = canonical_name(name)
         self.batch_size = batch_size
         location = resolve_model_location(self.name)
+        from . import quiet
+
+        quiet.apply()
         try:
             from sentence_transformers import SentenceTransformer
 
@@ -73,8 +76,12 @@ class Embedder:
         self._cache: dict[str, np.ndarray] = {}
         self.texts_embedded = 0  # distinct texts actually run through the model
 
+    MAX_CACHED = 500_000  # a long-running server must not grow without bound (~1 KiB per 384-d vector)
+
     def embed(self, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """(len(texts), dim) float32 normalised vectors, embedding only texts not seen before."""
+        if len(self._cache) > self.MAX_CACHED:
+            self._cache.clear()
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
         for start in range(0, len(todo), self.batch_size):
             chunk = todo[start:start + self.batch_size]

@@ -38,7 +38,7 @@ class TrainedRetriever:
 
 
 def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None = None, limit: int | None = None,
-                            epochs: int = 8, max_edges: int = 100, out: Path | None = None,
+                            epochs: int = 8, max_edges: int = 200, out: Path | None = None,
                             progress: Callable[[str, dict], None] | None = None) -> TrainedRetriever:
     """Trains on the dataset's "train" questions that have answers; nothing in it knows any relation name."""
     from .retrieval.kg import KnowledgeGraph
@@ -63,19 +63,24 @@ def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None 
 class LearnedRetrievalAdapter:
     """`retrieve(question, graph=…)` with the learned scorer over the store; recorded like static retrievals."""
 
-    def __init__(self, retriever: Retriever, checkpoint: Path):
+    def __init__(self, retriever: Retriever, checkpoint: Path, cache=None):
+        """`cache` (a `graph_cache.GraphCache`): score over the graph held in memory once it is loaded (a
+        serving process); until then, and without one, over Neo4j."""
         if not Path(checkpoint).is_file():
             raise ConfigError(f"no learned retriever at {checkpoint}: train one with `gqa train-retriever`")
         self.static = retriever
         self.store, self.embedder = retriever.store, retriever.embedder
         self.checkpoint = Path(checkpoint)
+        self.cache = cache
         self._by_graph: dict[str, LearnedRetriever] = {}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self.embedder.embed_query(t).vector for t in texts])
 
     def _learned(self, graph: str) -> LearnedRetriever:
         if graph not in self._by_graph:
             self._by_graph[graph] = LearnedRetriever.from_checkpoint(
-                self.checkpoint, StoreGraphSource(self.store, graph), graph_name=graph,
-                embed=lambda texts: np.stack([self.embedder.embed_query(t).vector for t in texts]))
+                self.checkpoint, StoreGraphSource(self.store, graph), graph_name=graph, embed=self._embed)
         return self._by_graph[graph]
 
     def retrieve(self, question: str, *, graph: str | None = None, record: bool = True, **_ignored) -> Retrieval:
@@ -90,12 +95,17 @@ class LearnedRetrievalAdapter:
         query = self.embedder.embed_query(strip_topic_markers(question))
         embed_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        result = self._learned(graph).retrieve(question, query.vector)
+        learned = None
+        if self.cache is not None:
+            from .graph_cache import learned_over_cache
+
+            learned = learned_over_cache(self.cache, graph, self.checkpoint, self._embed)
+        result = (learned or self._learned(graph)).retrieve(question, query.vector)
         timings = {"embed": embed_ms, "learned": (time.perf_counter() - started) * 1000}
         timings["total"] = sum(timings.values())
         retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.strip(), graph=graph,
                               dataset=info["dataset"], params=RetrievalParams(), result=result, timings_ms=timings,
-                              tokens=count_tokens(result.text, self.embedder.tokenizer))
+                              tokens=count_tokens(result.text, self.embedder.tokenizer), retriever="learned")
         if record:
             self.static._record(retrieval)
         return retrieval

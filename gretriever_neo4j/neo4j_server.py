@@ -54,6 +54,10 @@ SUPPORTED_JAVA_MAJORS = (17, 21)
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 NEO4J_USER = "neo4j"
+# Neo4j Browser's stylesheet for gqa's graphs, as the `:style` command that sets it (no ';': Browser splits
+# post-connect commands there). Shared with docker-compose.yml and printed by `gqa show`.
+BROWSER_STYLE_COMMAND = ("style node.Node {caption: '{text}'} relationship.REL {caption: '{text}'} "
+                         "node.Retrieval {caption: '{question}'}")
 MIN_PASSWORD_LENGTH = 8  # Neo4j's dbms.security.auth_minimum_password_length default
 
 # Sized for a 24 GiB machine that also trains with PyTorch.
@@ -362,6 +366,8 @@ def render_conf(layout: ServerLayout, config: ServerConfig) -> str:
         "db.tx_log.rotation.retention_policy": TX_LOG_RETENTION,
         # The server would otherwise phone home; this machine has no business doing so.
         "dbms.usage_report.enabled": "false",
+        # Browser captions nodes and edges with their text, not their label "Node" and type "REL".
+        "browser.post_connect_cmd": BROWSER_STYLE_COMMAND,
         # Bolt's two netty loops each sit out a 5 s quiet period on shutdown, after every database is
         # already checkpointed and closed; 1 s makes `gqa db stop` take ~2 s instead of ~11 s.
         "internal.dbms.bolt.netty_server_shutdown_quiet_period": "1",

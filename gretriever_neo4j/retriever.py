@@ -52,6 +52,7 @@ class Retrieval:
     warnings: list[str] = field(default_factory=list)
     browser_url: str = ""
     browser_statement: str = ""
+    retriever: str = "static"  # which retriever made it: "static" (the paper's PCST) or "learned"
 
     @property
     def text(self) -> str:
@@ -64,6 +65,7 @@ class Retrieval:
             "question": self.question,
             "graph": self.graph,
             "dataset": self.dataset,
+            "retriever": self.retriever,
             "params": params_to_dict(self.params),
             "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
                       for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,

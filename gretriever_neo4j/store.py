@@ -193,6 +193,11 @@ class GraphStore:
         return done
 
     # -- retrieval --------------------------------------------------------------------------------
+    def graph_version(self, graph: str) -> int | None:
+        """Bumped by every write to the graph (None: unknown graph, or written before versions existed)."""
+        rows = self.read("graph_version", graph=graph)
+        return rows[0]["version"] if rows else None
+
     def graph_info(self, graph: str) -> dict[str, Any] | None:
         rows = self.read("graph_info", graph=graph)
         return rows[0] if rows else None

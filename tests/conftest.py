@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+# `gqa ask` uses a running `gqa serve` when one answers; tests must not reach a developer's server.
+os.environ["GQA_SERVER"] = "off"
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 

@@ -29,11 +29,30 @@ def retrieval_text(dataset: str, question: str) -> str:
     return _TOPIC_MARKERS.sub(r"\1", question) if dataset == "metaqa" else question
 
 
+# Classification datasets whose answers are one of a few labels: generation is constrained to them.
+LABEL_SETS = {"explagraphs": ("support", "counter")}
+# Bumped whenever `prompt_for` changes what a sample holds, so cached samples are rebuilt.
+PROMPT_VERSION = 2
+
+
 def prompt_for(dataset: str, question: str) -> str:
-    """What the LLM reads after the subgraph, as the reference prompts each dataset."""
+    """What the LLM reads after the subgraph.
+
+    Open questions as the reference prompts them. ExplaGraphs: the loader stores G-Retriever's whole prompt
+    ("Argument 1: …\nArgument 2: …\nQuestion: Do argument 1 and argument 2 support or counter each other?
+    Answer in one word in the form of 'support' or 'counter'.\n\nAnswer:"); training and evaluation read the
+    arguments and a short question instead, because every token costs a CPU training step its share and the
+    answer is constrained to the two labels anyway."""
     if dataset == "explagraphs":
-        return question  # the loader stores G-Retriever's whole ExplaGraphs prompt
+        return compact_stance_prompt(question)
     return format_question(question)
+
+
+def compact_stance_prompt(question: str) -> str:
+    head, marker, _ = question.partition("\nQuestion: Do argument 1 and argument 2 support or counter")
+    if not marker:
+        return question  # not the loader's prompt: leave it as it is
+    return f"{head}\nSupport or counter?"
 
 
 def label_for(dataset: str, answers: Sequence[str]) -> str:
@@ -93,7 +112,8 @@ def build_samples(store, retriever, dataset: str, split: str, *, limit: int | No
         def retrieve(text: str, graph: str) -> RetrievalResult:
             return retriever.retrieve(text, graph=graph, record=False).result
 
-    settings = {"dataset": dataset, "split": split, "embedder": retriever.embedder.name, **(settings or {})}
+    settings = {"dataset": dataset, "split": split, "embedder": retriever.embedder.name, "prompt": PROMPT_VERSION,
+                **(settings or {})}
     cache = cache or SampleCache()
     path = cache.path(dataset, split, settings)
     samples = cache.load(path)

@@ -51,6 +51,8 @@ class TrainConfig:
     max_steps: int | None = None  # hard cap on optimizer steps (counted over resumes); the schedule is unchanged
     num_workers: int = 0
     resume: bool = False  # continue from checkpoint_dir/last when it exists
+    group_by_length: bool = True  # batches of similar length: less padding (see `epoch_order`)
+    threads: int | None = None  # torch CPU threads while training (default: torch's own choice)
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "eval_batch_size", "grad_accum", "epochs"):
@@ -87,11 +89,15 @@ class EpochStats:
     epoch: int
     train_loss: float
     val_loss: float | None
-    seconds: float
+    seconds: float  # training and validation
     peak_rss_mib: float
     steps: int  # optimizer steps taken so far, in all
     lr: float  # learning rate of the last step
     batches: int  # micro-batches trained in this record (fewer than an epoch when cut by max_steps)
+    val_predicted: dict[str, float] | None = None  # share of each predicted first answer token on validation
+    val_gold: dict[str, float] | None = None  # the same for the gold answers
+    collapse: str | None = None  # a warning when the predictions collapsed onto one answer
+    train_seconds: float | None = None  # the training part of `seconds`
 
 
 @dataclass
@@ -116,10 +122,31 @@ def lr_at(progress_epochs: float, *, lr: float, min_lr: float, warmup_epochs: fl
     return floor + (lr - floor) * 0.5 * (1.0 + math.cos(math.pi * fraction))
 
 
-def epoch_order(sample_count: int, seed: int, epoch: int) -> list[int]:
-    """The shuffled sample order of one epoch; depends only on (seed, epoch), so resumes see the same order."""
+def epoch_order(sample_count: int, seed: int, epoch: int, lengths: Sequence[int] | None = None,
+                batch_size: int = 1, pool_batches: int = 32) -> list[int]:
+    """The shuffled sample order of one epoch; depends only on (seed, epoch), so resumes see the same order.
+
+    With `lengths`, samples are grouped by length: the shuffled order is cut into pools of `pool_batches`
+    batches, each pool is sorted by length and cut into batches, and the batches are shuffled again. Batches
+    then hold samples of similar length (little padding) while every epoch still mixes the data."""
     generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
-    return torch.randperm(sample_count, generator=generator).tolist()
+    order = torch.randperm(sample_count, generator=generator).tolist()
+    if lengths is None or batch_size <= 1:
+        return order
+    pool = batch_size * pool_batches
+    batches: list[list[int]] = []
+    for start in range(0, sample_count, pool):
+        chunk = sorted(order[start:start + pool], key=lambda i: lengths[i])
+        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+    full = [b for b in batches if len(b) == batch_size]
+    short = [b for b in batches if len(b) < batch_size]  # keep the one short batch last, as without grouping
+    shuffled = [full[i] for i in torch.randperm(len(full), generator=generator).tolist()] + short
+    return [i for batch in shuffled for i in batch]
+
+
+def sample_length(sample: QASample) -> int:
+    """A cheap proxy of a sample's token count, for grouping by length."""
+    return len(sample.desc) + len(sample.question) + len(sample.label)
 
 
 def peak_rss_mib() -> float:
@@ -139,6 +166,10 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
         raise ConfigError(f"variant '{model.config.variant}' has no trainable parameters; nothing to train")
     checkpoint_dir = Path(checkpoint_dir)
     _seed_everything(config.seed)
+    previous_threads = torch.get_num_threads()
+    if config.threads:
+        torch.set_num_threads(config.threads)
+    lengths = [sample_length(sample) for sample in train_samples] if config.group_by_length else None
     optimizer = torch.optim.AdamW([{"params": parameters, "lr": config.lr, "weight_decay": config.weight_decay}],
                                   betas=config.betas)
     history = TrainHistory()
@@ -155,16 +186,22 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                 history.stop_reason = "max-steps"
                 break
             started = time.perf_counter()
-            order = epoch_order(len(train_samples), config.seed, state.epoch)
+            order = epoch_order(len(train_samples), config.seed, state.epoch, lengths, config.batch_size)
             losses, cut_short = _train_epoch(model, optimizer, parameters, train_samples, order, config, state,
                                              batches_per_epoch, display)
             train_loss = sum(losses) / len(losses) if losses else float("nan")
-            val_loss = evaluate_loss(model, val_samples, config.eval_batch_size, config.num_workers) \
+            train_seconds = time.perf_counter() - started
+            validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers) \
                 if val_samples else None
+            val_loss = validation.loss if validation else None
             selection_loss = val_loss if val_loss is not None else train_loss
             record = EpochStats(epoch=state.epoch, train_loss=train_loss, val_loss=val_loss,
                                 seconds=time.perf_counter() - started, peak_rss_mib=peak_rss_mib(),
-                                steps=state.steps, lr=optimizer.param_groups[0]["lr"], batches=len(losses))
+                                steps=state.steps, lr=optimizer.param_groups[0]["lr"], batches=len(losses),
+                                val_predicted=validation.predicted_shares if validation else None,
+                                val_gold=validation.gold_shares if validation else None,
+                                collapse=validation.collapse if validation else None,
+                                train_seconds=train_seconds)
             history.epochs.append(record)
             if losses and selection_loss < state.best_loss:
                 state.best_loss, state.best_epoch = selection_loss, state.epoch
@@ -182,6 +219,7 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                 break
     finally:
         display.close()
+        torch.set_num_threads(previous_threads)
     history.best_epoch = state.best_epoch
     history.best_loss = state.best_loss if state.best_epoch is not None else None
     history.best_checkpoint = checkpoint_dir / BEST if (checkpoint_dir / BEST).is_dir() else None
@@ -190,32 +228,91 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
     return history
 
 
+@dataclass(frozen=True)
+class Validation:
+    loss: float  # mean per-batch loss, as the reference averages its validation loss
+    predicted_shares: dict[str, float]  # predicted first answer token -> share of the samples
+    gold_shares: dict[str, float]  # gold first answer token -> share
+    collapse: str | None  # set when one prediction dominates far beyond its gold share
+
+
+COLLAPSE_SHARE = 0.9  # one predicted first token for at least this share of the samples...
+COLLAPSE_EXCESS = 0.2  # ...and at least this much more often than the gold answers start with it
+
+
 @torch.no_grad()
-def evaluate_loss(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
-                  num_workers: int = 0) -> float:
-    """Mean per-batch loss, as the reference averages its validation loss."""
+def evaluate(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
+             num_workers: int = 0) -> Validation:
+    """Validation loss and what the model would answer first, from the same forward pass: the greedy
+    first answer token of every sample against the gold one. A model that says the same thing to every
+    question (ExplaGraphs: "support" for all) is flagged as collapsed."""
     if not samples:
         raise InputError("no samples to evaluate")
     was_training = model.training
     model.eval()
+    losses, predicted, gold = [], [], []
     try:
-        losses = [float(model(batch)) for batch in _loader(samples, list(range(len(samples))), batch_size,
-                                                         num_workers)]
+        for batch in _loader(samples, list(range(len(samples))), batch_size, num_workers):
+            loss, logits, targets = model.label_logits(batch)
+            losses.append(float(loss))
+            for row in range(targets.shape[0]):
+                positions = (targets[row] != -100).nonzero()
+                if len(positions):
+                    first = int(positions[0])
+                    predicted.append(int(logits[row, first].argmax()))
+                    gold.append(int(targets[row, first]))
     finally:
         model.train(was_training)
-    return sum(losses) / len(losses)
+    decode = lambda ids: [model.tokenizer.decode([i]).strip() or repr(model.tokenizer.decode([i])) for i in ids]
+    predicted_shares, gold_shares = _shares(decode(predicted)), _shares(decode(gold))
+    return Validation(loss=sum(losses) / len(losses), predicted_shares=predicted_shares, gold_shares=gold_shares,
+                      collapse=collapse_warning(predicted_shares, gold_shares))
+
+
+def evaluate_loss(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
+                  num_workers: int = 0) -> float:
+    """Mean per-batch loss, as the reference averages its validation loss."""
+    return evaluate(model, samples, batch_size, num_workers).loss
+
+
+def _shares(tokens: list[str]) -> dict[str, float]:
+    counts: dict[str, int] = {}
+    for token in tokens:
+        counts[token] = counts.get(token, 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return {token: count / len(tokens) for token, count in ranked[:10]} if tokens else {}
+
+
+def collapse_warning(predicted: dict[str, float], gold: dict[str, float]) -> str | None:
+    """A message when one predicted first token covers >= COLLAPSE_SHARE of the samples and exceeds its gold
+    share by >= COLLAPSE_EXCESS: the model answers everything alike, whatever the question."""
+    if not predicted:
+        return None
+    token, share = next(iter(predicted.items()))
+    if share >= COLLAPSE_SHARE and share - gold.get(token, 0.0) >= COLLAPSE_EXCESS:
+        return (f"collapse: {share:.0%} of validation answers start with {token!r} (gold: "
+                f"{gold.get(token, 0.0):.0%}); raise the learning rate or train longer")
+    return None
 
 
 @torch.no_grad()
 def predict(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16, num_workers: int = 0,
-            max_new_tokens: int | None = None) -> list[str]:
-    """Generated answers for `samples`, in order."""
+            max_new_tokens: int | None = None, labels: Sequence[str] | None = None) -> list[str]:
+    """Generated answers for `samples`, in order; with `labels`, each answer is exactly one of them
+    (constrained decoding, `model.constrained`)."""
+    from ..model.constrained import TrieConstraint, item_token_ids, separator_ids
+
+    constraint = None
+    if labels:
+        constraint = TrieConstraint(item_token_ids(model.tokenizer, list(labels)), separator_ids(model.tokenizer),
+                                    model.stop_token_ids(), max_items=1)
     was_training = model.training
     model.eval()
     try:
         answers: list[str] = []
         for batch in _loader(samples, list(range(len(samples))), batch_size, num_workers):
-            answers.extend(model.generate(batch, max_new_tokens=max_new_tokens))
+            answers.extend(model.generate(batch, max_new_tokens=max_new_tokens,
+                                          constraints=None if constraint is None else [constraint] * len(batch)))
     finally:
         model.train(was_training)
     return answers
@@ -365,6 +462,11 @@ class _Display:
         val = "-" if record.val_loss is None else f"{record.val_loss:.4f}"
         self._progress.console.print(f"epoch {record.epoch + 1}: train loss {record.train_loss:.4f}, "
                                      f"val loss {val}, {record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB")
+        if record.val_predicted:
+            shares = ", ".join(f"{token} {share:.0%}" for token, share in list(record.val_predicted.items())[:4])
+            self._progress.console.print(f"  validation answers start with: {shares}")
+        if record.collapse:
+            self._progress.console.print(f"  [bold yellow]warning:[/] {record.collapse}")
 
     def close(self) -> None:
         if self._progress is not None:

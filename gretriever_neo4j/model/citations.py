@@ -18,11 +18,12 @@ Ids compare as written, except that integers compare by value ("07" is "7").
 
 Fallback, when the output cites no node or edge id (no Evidence line, or one without ids):
 1. Every node whose normalised text occurs in the normalised answer as whole words counts as cited and valid.
-2. The answer is split into items at '|', ',', ';' and line breaks. Each normalised item of at most
-   `max_mention_words` words (longer items are prose, not entity mentions) that is not a non-entity answer word
-   (NON_ENTITY_ANSWERS: yes/no/support/counter/none/unknown) is a mentioned entity. A mention is supported when
-   it occurs as whole words in some node's or edge's text, or some node's text occurs in it; an unsupported
-   mention counts as one invalid node citation.
+2. The answer is split into items at '|' and line breaks (as the metrics split it). An item is supported when,
+   after removing every node and edge text it contains (as whole words, longest first), only connective words
+   remain (FILLER_WORDS: "and", "of", "is", …, and the non-entity answers yes/no/support/counter/none/unknown).
+   So "Paris" and "Lightning rod and Bifocals" are supported by nodes of those names, while "Marseille" or a
+   sentence such as "Franklin invented the law of the light" is not: each unsupported item counts as one invalid
+   node citation. (`max_mention_words` is accepted for compatibility and ignored: prose is no excuse.)
 Normalisation: lower-case, punctuation replaced by spaces, the articles a/an/the dropped, whitespace squeezed.
 Fractions are valid / cited, and 1.0 when nothing of that kind was cited (vacuously valid).
 """
@@ -41,6 +42,8 @@ from ..errors import InputError
 CITATION_INSTRUCTION = ("After your answer, add a last line citing the evidence you used from the graph, by node "
                         "ids and edges (source-target), in exactly this form: Evidence: nodes 3, 7; edges 3-7")
 NON_ENTITY_ANSWERS = frozenset({"yes", "no", "support", "counter", "none", "unknown"})
+FILLER_WORDS = NON_ENTITY_ANSWERS | frozenset(
+    "and or nor of in on at to for from by with as is are was were be been it its also both either not".split())
 DEFAULT_MAX_MENTION_WORDS = 5
 
 _EVIDENCE = re.compile(r"evidence\s*:", re.IGNORECASE)
@@ -212,20 +215,27 @@ def _fallback_check(graph: TextualGraph, answer: str, max_mention_words: int) ->
     node_texts = {node_id: normalize_text(text) for node_id, text in graph.nodes.items()}
     found = tuple(node_id for node_id, text in node_texts.items()
                   if text and _contains_words(normalized_answer, text))
-    known_texts = [t for t in node_texts.values() if t] + [t for t in (normalize_text(r) for _, r, _ in graph.edges) if t]
+    known = sorted({t for t in node_texts.values() if t} | {t for t in (normalize_text(r) for _, r, _ in graph.edges)
+                                                              if t}, key=len, reverse=True)
     unsupported = []
-    for mention in _mentions(answer, max_mention_words):
-        supported = any(_contains_words(text, mention) or _contains_words(mention, text) for text in known_texts)
-        if not supported and mention not in unsupported:
-            unsupported.append(mention)
+    for item in _items(answer):
+        if not _supported(item, known) and item not in unsupported:
+            unsupported.append(item)
     return CitationCheck(mode="fallback", cited_nodes=found, invalid_nodes=tuple(unsupported), cited_edges=(),
                          invalid_edges=())
 
 
-def _mentions(answer: str, max_words: int) -> list[str]:
-    items = (normalize_text(item) for item in re.split(r"[|,;\n]", answer))
-    return [item for item in items
-            if item and len(item.split()) <= max_words and item not in NON_ENTITY_ANSWERS]
+def _items(answer: str) -> list[str]:
+    return [item for item in (normalize_text(part) for part in re.split(r"[|\n]", answer)) if item]
+
+
+def _supported(item: str, known_texts: list[str]) -> bool:
+    rest = f" {item} "
+    for text in known_texts:  # longest first, so "lightning rod" goes before "rod"
+        if f" {text} " in rest:
+            rest = rest.replace(f" {text} ", " ")
+            rest = rest.replace(f" {text} ", " ")  # overlapping repeats
+    return all(word in FILLER_WORDS for word in rest.split())
 
 
 def _contains_words(haystack: str, needle: str) -> bool:

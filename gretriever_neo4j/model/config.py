@@ -24,6 +24,7 @@ from ..errors import ConfigError
 
 VARIANTS = ("inference-only", "prompt-tuning", "g-retriever", "lora", "g-retriever-lora")
 GNN_KINDS = ("graph-transformer", "gat", "gcn")
+ANSWER_FORMATS = ("paper", "grounded")
 
 # The embedder the rest of gqa uses by default (see gretriever_neo4j/embed.py); 384-d vectors.
 DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
@@ -54,10 +55,16 @@ class ModelConfig:
     use_graph_encoder: bool = True
     use_projector: bool = True
     use_textualized_graph: bool = True
+    # The system turn of chat-template LLMs; "" keeps the template's own default.
+    system_prompt: str = "Answer the question using the graph."
+    # What the model was trained to write: "paper" (free text after the paper's prompt) or "grounded" (node
+    # names under the grounded prompt, `grounded.py`). `gqa ask` uses a checkpoint the way it was trained.
+    answer_format: str = "paper"
 
     def __post_init__(self) -> None:
         _check_choice("variant", self.variant, VARIANTS)
         _check_choice("gnn", self.gnn, GNN_KINDS)
+        _check_choice("answer_format", self.answer_format, ANSWER_FORMATS)
         if not isinstance(self.llm, str) or not self.llm.strip():
             raise ConfigError("field 'llm': must name an LLM (alias, hub id or local folder)")
         for name in ("gnn_layers", "gnn_heads", "gnn_hidden", "gnn_in_dim", "projector_hidden",
@@ -72,6 +79,8 @@ class ModelConfig:
         for name in ("use_graph_encoder", "use_projector", "use_textualized_graph"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"field '{name}': must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.system_prompt, str):
+            raise ConfigError(f"field 'system_prompt': must be text, got {self.system_prompt!r}")
         if isinstance(self.lora_targets, (list, tuple)):
             object.__setattr__(self, "lora_targets", tuple(str(t) for t in self.lora_targets))
         if not self.lora_targets or not isinstance(self.lora_targets, tuple):

@@ -20,13 +20,14 @@ from __future__ import annotations
 import contextlib
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 from torch import nn
 
 from ..errors import ConfigError, InputError, ModelError
 from .config import ModelConfig
+from .constrained import ConstrainedLogitsProcessor, TrieConstraint
 from .gnn import GraphEncoder, build_graph_encoder, mean_pool
 from .llm import hidden_size, load_llm, prepare_tokenizer
 from .sample import QABatch
@@ -42,18 +43,26 @@ class PromptMarkers:
     eos: str  # ends the answer (reference: '</s>')
 
 
-def prompt_markers(tokenizer: Any) -> PromptMarkers:
-    """The reference's BOS / EOS_USER / EOS markers adapted to this tokenizer (see the module docstring)."""
+def prompt_markers(tokenizer: Any, system_prompt: str | None = None) -> PromptMarkers:
+    """The reference's BOS / EOS_USER / EOS markers adapted to this tokenizer (see the module docstring).
+
+    With `system_prompt`, the chat template renders it as the system turn (a short one replaces a template's
+    long default, which every training step would otherwise pay for); a template that refuses a system turn is
+    rendered without it."""
     eos = tokenizer.eos_token or ""
     if getattr(tokenizer, "chat_template", None):
-        try:
-            rendered = tokenizer.apply_chat_template([{"role": "user", "content": _USER_CONTENT}],
-                                                     tokenize=False, add_generation_prompt=True)
-        except Exception:  # a template that needs other roles or arguments: fall back to the reference markers
-            rendered = None
-        if isinstance(rendered, str) and rendered.count(_USER_CONTENT) == 1:
-            before, after = rendered.split(_USER_CONTENT)
-            return PromptMarkers(bos=before, eos_user=after, eos=eos)
+        conversations = [[{"role": "user", "content": _USER_CONTENT}]]
+        if system_prompt:
+            conversations.insert(0, [{"role": "system", "content": system_prompt},
+                                     {"role": "user", "content": _USER_CONTENT}])
+        for messages in conversations:
+            try:
+                rendered = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            except Exception:  # a template that needs other roles or arguments: try without, then the reference's
+                continue
+            if isinstance(rendered, str) and rendered.count(_USER_CONTENT) == 1:
+                before, after = rendered.split(_USER_CONTENT)
+                return PromptMarkers(bos=before, eos_user=after, eos=eos)
     return PromptMarkers(bos=(tokenizer.bos_token or "") + "[INST]", eos_user="[/INST]", eos=eos)
 
 
@@ -70,7 +79,7 @@ class GraphQAModel(nn.Module):
                 parameter.requires_grad_(False)
         self.llm = llm
         self.tokenizer = prepare_tokenizer(tokenizer)
-        self.markers = prompt_markers(tokenizer)
+        self.markers = prompt_markers(tokenizer, config.system_prompt)
         self._bos_ids = self._token_ids(self.markers.bos)
         self._eos_user_ids = self._token_ids(self.markers.eos_user)
         self._eos_ids = self._token_ids(self.markers.eos)
@@ -94,11 +103,35 @@ class GraphQAModel(nn.Module):
 
     def forward(self, batch: QABatch) -> torch.Tensor:
         """Mean cross-entropy over the label tokens (and the EOS after them)."""
-        inputs_embeds, attention_mask, labels = self._build_inputs(batch, with_labels=True)
+        return self.label_logits(batch)[0]
+
+    def label_logits(self, batch: QABatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(loss, logits, labels) at the positions that predict label tokens only.
+
+        Labels sit at the right edge of every (left-padded) row, so the LM head runs on the last `keep`
+        positions alone: over a 49k-token vocabulary it would otherwise cost as much as the transformer."""
+        prefix = self._prefix_cache()
+        inputs_embeds, attention_mask, labels = self._build_inputs(batch, with_labels=True,
+                                                                   without_bos=prefix is not None)
+        label_width = int((labels != IGNORE_INDEX).sum(dim=1).max())
+        keep = label_width + 1
+        decoder, head = _decoder_and_head(self.llm)
         with self._autocast():
-            outputs = self.llm(inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                               position_ids=_position_ids(attention_mask), labels=labels, return_dict=True)
-        return outputs.loss
+            if decoder is not None:
+                hidden = self._decode(decoder, batch, inputs_embeds, attention_mask)
+                # A contiguous 2-D input keeps the head one matrix product (a 3-D slice runs as a batched
+                # product over a copy of the 49k x hidden weight per sample).
+                tail = hidden[:, -keep:].reshape(-1, hidden.shape[-1]).contiguous()
+                logits = head(tail).view(hidden.shape[0], keep, -1)
+            else:
+                logits = self.llm(inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                                  position_ids=_position_ids(attention_mask), logits_to_keep=keep,
+                                  return_dict=True).logits
+        logits = logits[:, :-1].float()  # position t predicts token t + 1
+        targets = labels[:, -label_width:]
+        loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                                           ignore_index=IGNORE_INDEX)
+        return loss, logits, targets
 
     @torch.no_grad()
     def logits(self, batch: QABatch, *, with_labels: bool = True) -> torch.Tensor:
@@ -110,20 +143,53 @@ class GraphQAModel(nn.Module):
         return outputs.logits.float()
 
     @torch.no_grad()
-    def generate(self, batch: QABatch, *, max_new_tokens: int | None = None) -> list[str]:
-        """Greedy answers, one per sample, decoded without special tokens."""
-        from transformers import GenerationConfig
+    def generate(self, batch: QABatch, *, max_new_tokens: int | None = None,
+                 constraints: Sequence[TrieConstraint | None] | None = None) -> list[str]:
+        """Greedy answers, one per sample, decoded without special tokens; with `constraints` (one per sample,
+        None for free text) every answer follows its sample's grammar (`model.constrained`)."""
+        return [text.strip() for text in self.tokenizer.batch_decode(
+            self.generate_ids(batch, max_new_tokens=max_new_tokens, constraints=constraints),
+            skip_special_tokens=True)]
+
+    @torch.no_grad()
+    def generate_ids(self, batch: QABatch, *, max_new_tokens: int | None = None,
+                     constraints: Sequence[TrieConstraint | None] | None = None, streamer: Any = None,
+                     cancel: Any = None) -> list[list[int]]:
+        """The generated token ids of each sample (padding after its end removed). `streamer` receives tokens as
+        they come (a `transformers` streamer); setting the `cancel` event (a `threading.Event`) stops early."""
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
         inputs_embeds, attention_mask, _ = self._build_inputs(batch, with_labels=False)
         stop_ids = self._stop_token_ids()
         generation = GenerationConfig(max_new_tokens=max_new_tokens or self.config.max_new_tokens,
                                       do_sample=False, num_beams=1, pad_token_id=self._pad_id,
                                       eos_token_id=stop_ids or None, use_cache=True)
+        processors = LogitsProcessorList()
+        if constraints is not None:
+            if len(constraints) != len(batch):
+                raise InputError(f"{len(constraints)} constraints for {len(batch)} samples", field="constraints")
+            processors.append(ConstrainedLogitsProcessor(constraints))
+        stopping = StoppingCriteriaList()
+        if cancel is not None:
+            class _Cancelled(StoppingCriteria):
+                def __call__(self, input_ids, scores, **kwargs):
+                    return torch.full((input_ids.shape[0],), cancel.is_set(), dtype=torch.bool,
+                                      device=input_ids.device)
+
+            stopping.append(_Cancelled())
         with self._autocast():
             output_ids = self.llm.generate(inputs_embeds=inputs_embeds, attention_mask=attention_mask,
-                                           generation_config=generation)
+                                           generation_config=generation, logits_processor=processors,
+                                           stopping_criteria=stopping, streamer=streamer)
         # Given only embeddings, decoder-only models return just the new tokens.
-        return [text.strip() for text in self.tokenizer.batch_decode(output_ids, skip_special_tokens=True)]
+        rows = []
+        for ids in output_ids.tolist():
+            end = next((i for i, token in enumerate(ids) if token in stop_ids), None)
+            rows.append(ids if end is None else ids[:end + 1])
+        return rows
+
+    def stop_token_ids(self) -> list[int]:
+        return self._stop_token_ids()
 
     def trainable_parameters(self) -> list[nn.Parameter]:
         return [p for p in self.parameters() if p.requires_grad]
@@ -155,12 +221,23 @@ class GraphQAModel(nn.Module):
         return list(self.tokenizer(text, add_special_tokens=False).input_ids) if text else []
 
     def _texts_ids(self, texts: list[str], max_length: int | None = None) -> list[list[int]]:
-        # Truncating in the tokenizer keeps the same leading tokens as slicing, without tokenizing huge texts whole.
-        limits = {"truncation": True, "max_length": max_length} if max_length else {}
-        return [list(ids) for ids in self.tokenizer(texts, add_special_tokens=False, **limits).input_ids]
+        """Token ids of each text, cached: every epoch reads the same descriptions and questions again."""
+        cache = self.__dict__.setdefault("_token_cache", {})
+        missing = [t for t in dict.fromkeys(texts) if (t, max_length) not in cache]
+        if missing:
+            if len(cache) > 200_000:
+                cache.clear()
+            # Truncating in the tokenizer keeps the same leading tokens as slicing, without tokenizing huge
+            # texts whole.
+            limits = {"truncation": True, "max_length": max_length} if max_length else {}
+            for text, ids in zip(missing, self.tokenizer(missing, add_special_tokens=False, **limits).input_ids):
+                cache[(text, max_length)] = list(ids)
+        return [cache[(t, max_length)] for t in texts]
 
-    def _build_inputs(self, batch: QABatch, *, with_labels: bool
+    def _build_inputs(self, batch: QABatch, *, with_labels: bool, without_bos: bool = False
                       ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Left-padded [BOS; soft tokens; desc; question; EOS_USER (; label; EOS)] embeddings, mask and labels;
+        `without_bos` leaves BOS out (it comes from `_prefix_cache`)."""
         size = len(batch)
         if size == 0:
             raise InputError("empty batch")
@@ -174,7 +251,7 @@ class GraphQAModel(nn.Module):
                    if with_labels else [[] for _ in range(size)])
         rows, label_rows = [], []
         for i in range(size):
-            pieces = [embed(torch.tensor(self._bos_ids, dtype=torch.long, device=device))]
+            pieces = [] if without_bos else [embed(torch.tensor(self._bos_ids, dtype=torch.long, device=device))]
             if soft is not None:
                 pieces.append(soft[i].to(dtype))
             text_ids = descs[i][:self.config.max_txt_len] + questions[i] + self._eos_user_ids + targets[i]
@@ -192,6 +269,44 @@ class GraphQAModel(nn.Module):
             labels = torch.tensor([[IGNORE_INDEX] * (longest - len(lr)) + lr for lr in label_rows],
                                   dtype=torch.long, device=device)
         return inputs_embeds, attention_mask, labels
+
+    def _decode(self, decoder: Any, batch: QABatch, inputs_embeds: torch.Tensor,
+                attention_mask: torch.Tensor) -> torch.Tensor:
+        """Last hidden states; with a prefix cache, of the positions after BOS only."""
+        prefix = self._prefix_cache()
+        if prefix is None:
+            return decoder(inputs_embeds=inputs_embeds, attention_mask=attention_mask,
+                           position_ids=_position_ids(attention_mask), return_dict=True).last_hidden_state
+        from transformers import DynamicCache
+
+        size, width = inputs_embeds.shape[0], len(self._bos_ids)
+        full_mask = torch.cat([attention_mask.new_ones(size, width), attention_mask], dim=1)
+        cache = DynamicCache(ddp_cache_data=[(k.expand(size, -1, -1, -1), v.expand(size, -1, -1, -1))
+                                             for k, v in prefix], config=self.llm.config)
+        return decoder(inputs_embeds=inputs_embeds, attention_mask=full_mask,
+                       position_ids=_position_ids(full_mask)[:, width:], past_key_values=cache, use_cache=True,
+                       return_dict=True).last_hidden_state
+
+    def _prefix_cache(self) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """Keys and values of the BOS markers, computed once. The frozen LLM (every variant but the LoRA ones)
+        makes the same of them for every sample and step, so training need not compute them (forward and
+        backward) again for every row of every batch."""
+        if self.config.uses_lora or not self._bos_ids:
+            return None
+        decoder, _ = _decoder_and_head(self.llm)
+        if decoder is None:
+            return None
+        embed = self.llm.get_input_embeddings()
+        key = (embed.weight.device, embed.weight.dtype)
+        cached = self.__dict__.get("_prefix")
+        if cached is None or cached[0] != key:
+            ids = torch.tensor([self._bos_ids], dtype=torch.long, device=embed.weight.device)
+            with torch.no_grad(), self._autocast():
+                out = decoder(inputs_embeds=embed(ids), use_cache=True, return_dict=True)
+            layers = [(k.detach(), v.detach()) for k, v, *_ in out.past_key_values]
+            cached = (key, layers)
+            self.__dict__["_prefix"] = cached
+        return cached[1]
 
     def _stop_token_ids(self) -> list[int]:
         ids = list(self._eos_ids[-1:])
@@ -305,6 +420,21 @@ def build_model(config: ModelConfig, *, llm: Any = None, tokenizer: Any = None,
                                   layers=config.gnn_layers, heads=config.gnn_heads, dropout=config.gnn_dropout)
     pooled_width = gnn.out_dim if gnn is not None else config.gnn_in_dim
     return GRetriever(llm, tokenizer, gnn, build_projector(config, pooled_width, llm_hidden), config).eval()
+
+
+def _decoder_and_head(llm: Any) -> tuple[Any, Any]:
+    """The transformer body and the LM head of a causal LM (through a peft wrapper), or (None, None) when the
+    model does not expose them; then the model's own forward with `logits_to_keep` is used."""
+    base = llm.get_base_model() if _is_peft(llm) else llm
+    get_decoder = getattr(base, "get_decoder", None)
+    try:
+        decoder = get_decoder() if callable(get_decoder) else None
+        head = base.get_output_embeddings()
+    except (AttributeError, NotImplementedError):
+        return None, None
+    if decoder is None or head is None or decoder is base:
+        return None, None
+    return decoder, head
 
 
 def _position_ids(attention_mask: torch.Tensor) -> torch.Tensor:

@@ -34,6 +34,9 @@ _STALE_PARTIAL_SECONDS = 6 * 3600
 def load_llm(name_or_path: str = "smollm2-135m", *, device: str = "auto",
              dtype: torch.dtype | str | None = None) -> tuple[Any, Any]:
     """(causal LM in eval mode, tokenizer padding on the left). Raises ModelError when it cannot be had."""
+    from .. import quiet
+
+    quiet.apply()
     target_device = resolve_device(device)
     target_dtype = resolve_dtype(dtype, target_device)
     if name_or_path.strip().lower() == TINY_LLAMA:

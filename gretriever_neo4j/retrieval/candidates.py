@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.seeds import cosine_to_query, distinct_rows
+from gretriever_neo4j.retrieval.seeds import PreparedRows, cosine_to_query, distinct_rows, edge_rank_key
 
 # Joins the parts of a content-derived edge id. U+001F sorts below every printable character, so ordering
 # joined ids equals ordering the (src, text, dst) tuples as long as no part contains it.
@@ -202,12 +202,31 @@ class CandidateGraph:
     def distinct_edge_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
         return distinct_rows(self.edge_embeddings)
 
+    @cached_property
+    def prepared_nodes(self) -> PreparedRows:
+        return PreparedRows(self.node_embeddings, self.distinct_node_embeddings)
+
+    @cached_property
+    def prepared_edges(self) -> PreparedRows:
+        return PreparedRows(self.edge_embeddings, self.distinct_edge_embeddings)
+
     def node_similarity(self, question_embedding: np.ndarray) -> np.ndarray:
         """(N,) float64 cosine of each node embedding to the question (see `seeds.cosine_to_query`)."""
-        return cosine_to_query(self.node_embeddings, question_embedding, self.distinct_node_embeddings)
+        if self.num_nodes and np.asarray(question_embedding).reshape(-1).shape[0] != self.dim:
+            return cosine_to_query(self.node_embeddings, question_embedding)  # raises the dimension error
+        return self.prepared_nodes.cosine(question_embedding)
 
     def edge_similarity(self, question_embedding: np.ndarray) -> np.ndarray:
-        return cosine_to_query(self.edge_embeddings, question_embedding, self.distinct_edge_embeddings)
+        if self.num_edges and np.asarray(question_embedding).reshape(-1).shape[0] != self.dim:
+            return cosine_to_query(self.edge_embeddings, question_embedding)
+        return self.prepared_edges.cosine(question_embedding)
+
+    @cached_property
+    def edge_rank_key_ranks(self) -> np.ndarray:
+        """Rank of each edge's `seeds.edge_rank_key` (source key, text, target key) in key order."""
+        keys = self.node_keys
+        return string_ranks([edge_rank_key(keys[s], t, keys[d]) for s, t, d in
+                             zip(self.edge_src.tolist(), self.edge_texts, self.edge_dst.tolist())])
 
     @cached_property
     def node_key_ranks(self) -> np.ndarray:

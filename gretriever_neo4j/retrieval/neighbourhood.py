@@ -108,11 +108,12 @@ class InMemoryIncidence:
     instance per (graph, question).
     """
 
-    def __init__(self, graph: CandidateGraph, question_embedding: np.ndarray, fanout: int):
+    def __init__(self, graph: CandidateGraph, question_embedding: np.ndarray, fanout: int,
+                 similarities: tuple[np.ndarray, np.ndarray] | None = None):
         self.graph = graph
         self.fanout = fanout
-        self.node_similarity = graph.node_similarity(question_embedding)
-        self.edge_similarity = graph.edge_similarity(question_embedding)
+        self.node_similarity, self.edge_similarity = similarities or (graph.node_similarity(question_embedding),
+                                                                      graph.edge_similarity(question_embedding))
 
     def __call__(self, frontier_keys: list[str]) -> dict[str, list[IncidentEdge]]:
         return {key: self.edges_of(key) for key in frontier_keys}

@@ -18,7 +18,7 @@ from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.neighbourhood import InMemoryIncidence, expand
 from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams, Selection, pcst_with_params
-from gretriever_neo4j.retrieval.seeds import seed_nodes
+from gretriever_neo4j.retrieval.seeds import rank_top_by_rank
 from gretriever_neo4j.retrieval.textualize import TextualizedSubgraph, textualize
 
 STAGES = ("seeds", "neighbourhood", "pcst", "textualize")
@@ -96,19 +96,27 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
     timings[stage] = timings.get(stage, 0.0) + (time.perf_counter() - start) * 1000.0
 
 
-def find_seeds(graph: CandidateGraph, question_embedding: np.ndarray, params: RetrievalParams) -> list[str]:
-    """Seed keys by exhaustive similarity over the whole graph (the Neo4j path asks its vector indexes)."""
+def find_seeds(graph: CandidateGraph, question_embedding: np.ndarray, params: RetrievalParams,
+               similarities: tuple[np.ndarray, np.ndarray] | None = None) -> list[str]:
+    """Seed keys by exhaustive similarity over the whole graph (the Neo4j path asks its vector indexes); the
+    order of `seeds.seed_nodes`, ties broken by precomputed key ranks."""
+    node_sim, edge_sim = similarities or (graph.node_similarity(question_embedding),
+                                          graph.edge_similarity(question_embedding))
     keys = graph.node_keys
-    return seed_nodes(
-        keys, graph.node_similarity(question_embedding),
-        [keys[i] for i in graph.edge_src.tolist()], graph.edge_texts, [keys[i] for i in graph.edge_dst.tolist()],
-        graph.edge_similarity(question_embedding), k_nodes=params.seed_k, k_edges=params.seed_k_edges)
+    top_nodes = rank_top_by_rank(node_sim, graph.node_key_ranks, params.seed_k)
+    top_edges = rank_top_by_rank(edge_sim, graph.edge_rank_key_ranks, params.seed_k_edges) \
+        if params.seed_k_edges > 0 and graph.num_edges else np.zeros(0, dtype=np.int64)
+    ordered = [keys[i] for i in top_nodes.tolist()]
+    for e in top_edges.tolist():
+        ordered += [keys[int(graph.edge_src[e])], keys[int(graph.edge_dst[e])]]
+    return list(dict.fromkeys(ordered))
 
 
 def candidate_graph(graph: CandidateGraph, question_embedding: np.ndarray, seed_keys: list[str],
-                    params: RetrievalParams) -> CandidateGraph:
+                    params: RetrievalParams, similarities: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> CandidateGraph:
     """The bounded neighbourhood of the seeds, nodes and edges in the order `expand` added them."""
-    incident = InMemoryIncidence(graph, question_embedding, params.fanout)
+    incident = InMemoryIncidence(graph, question_embedding, params.fanout, similarities)
     node_keys, edge_ids = expand(seed_keys, params.hops, params.fanout, params.max_nodes, params.max_edges,
                                  incident)
     return graph.subgraph([graph.key_to_index[k] for k in node_keys],
@@ -137,8 +145,9 @@ def retrieve(graph: CandidateGraph, question_embedding: np.ndarray, params: Retr
         candidate = graph
     else:
         with _timed(timings, "seeds"):
-            seed_keys = find_seeds(graph, question_embedding, params)
+            similarities = (graph.node_similarity(question_embedding), graph.edge_similarity(question_embedding))
+            seed_keys = find_seeds(graph, question_embedding, params, similarities)
         with _timed(timings, "neighbourhood"):
-            candidate = candidate_graph(graph, question_embedding, seed_keys, params)
+            candidate = candidate_graph(graph, question_embedding, seed_keys, params, similarities)
     return retrieve_from_candidates(candidate, question_embedding, params, seed_keys=seed_keys,
                                     timings_ms=timings)

@@ -73,11 +73,20 @@ def test_fallback_counts_node_texts_and_unsupported_mentions():
     assert not check.all_valid
 
 
-def test_fallback_accepts_mentions_found_in_edges_and_skips_prose_and_stance_words():
-    check = check_citations(DESC, "capital; support\nIt is a beautiful and very old city of art")
+def test_fallback_accepts_node_and_edge_texts_and_stance_words():
+    check = check_citations(DESC, "capital; support\nthe Eiffel Tower and Paris")
     assert check.mode == "fallback"
-    assert check.invalid_nodes == ()  # 'capital' is an edge text, 'support' a stance, the sentence is prose
-    assert check.cited_nodes == () and check.nodes_valid_fraction == 1.0 and check.all_valid
+    assert check.invalid_nodes == ()  # 'capital' is an edge text, 'support' a stance, the rest node names
+    assert check.cited_nodes == ("0", "3") and check.nodes_valid_fraction == 1.0 and check.all_valid
+
+
+def test_fallback_fails_prose_that_names_no_node():
+    # The Quickstart once answered this, and the old rule skipped prose as "not a mention".
+    desc = "node_id,node_attr\n0,Benjamin Franklin\n1,Lightning rod\n\nsrc,edge_attr,dst\n0,law.inventor.inventions,1\n"
+    check = check_citations(desc, "Benjamin Franklin was the inventor of the law of the light")
+    assert check.mode == "fallback" and not check.all_valid
+    assert check.invalid_nodes == ("benjamin franklin was inventor of law of light",)
+    assert check_citations(desc, "Lightning rod").all_valid
 
 
 def test_fallback_requires_whole_words():

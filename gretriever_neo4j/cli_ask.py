@@ -1,0 +1,243 @@
+"""`gqa ask | show | chat`: thin layers over `qa.QA` (retrieve, then answer)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from .cli import Connection, app, console, err_console, nullcontext, store_session
+from .errors import GqaError
+
+
+def _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e, graph, store) -> dict:
+    """Single retrieval parameters that override the graph's paper defaults (static retrieval)."""
+    from .retrieval.pcst import PcstParams
+    from .retriever import params_for
+
+    overrides = {"seed_k": seed_k, "seed_k_edges": seed_k_edges, "hops": hops, "fanout": fanout,
+                 "max_nodes": max_nodes, "max_edges": max_edges}
+    pcst_fields = {"topk": topk, "topk_e": topk_e, "cost_e": cost_e}
+    if any(v is not None for v in pcst_fields.values()):
+        info = store.graph_info(graph) if graph else None
+        base = params_for(info and info["dataset"], info and info["kind"]).pcst
+        overrides["pcst"] = PcstParams(**{k: (v if v is not None else getattr(base, k)) for k, v in pcst_fields.items()})
+    return {k: v for k, v in overrides.items() if v is not None}
+
+
+def make_qa(store, embedder: Optional[str], *, mode: str = "auto", checkpoint=None, llm=None, device="auto",
+            use_llm: bool = True, reader: Optional[Path] = None, quiet: bool = False, llm_when: str = "auto"):
+    from .answer import Answering
+    from .embed import Embedder
+    from .qa import QA
+
+    with (console.status("loading embedder…") if not quiet else nullcontext()):
+        model = Embedder(embedder)
+    answering = Answering(model, mode=mode, checkpoint=checkpoint, llm=llm, device=device, use_llm=use_llm,
+                          reader=reader, llm_when=llm_when)
+    return QA(store, model, browser_url=Connection.settings().browser_url, answering=answering)
+
+
+@app.command()
+def ask(
+    question: Optional[str] = typer.Argument(None, help="the question, in quotes (or --questions FILE)"),
+    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="search only this stored graph "
+                                        "(default: the graph of the node most similar to the question)"),
+    questions: Optional[Path] = typer.Option(None, "--questions", help="a file of questions, one per line, or "
+                                             "'question<TAB>answer1|answer2': JSON lines out, scores when answers "
+                                             "are given"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="--questions: where the JSON lines go "
+                                       "[default: stdout]"),
+    retrieve_only: bool = typer.Option(False, "--retrieve-only", help="show the retrieved subgraph, answer nothing"),
+    free_text: bool = typer.Option(False, "--free-text", help="the paper's free-text generation instead of "
+                                   "grounded answers"),
+    reader_only: bool = typer.Option(False, "--reader-only", help="grounded answers from the reader alone "
+                                     "(no LLM; the same as --llm-when never)"),
+    llm_when: str = typer.Option("auto", "--llm-when", help="grounded answers: auto (the LLM chooses where the "
+                                 "reader is unsure) | always | never"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="a generator trained with `gqa train "
+                                              "--config …` [default: the graph's trained one, else the LLM alone]"),
+    reader: Optional[Path] = typer.Option(None, "--reader", help="a reader checkpoint [default: the graph's "
+                                          "trained one, else zero-shot]"),
+    llm: Optional[str] = typer.Option(None, "--llm", help="HF causal LM id or path [default smollm2-135m]"),
+    device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="must match the stored vectors"),
+    seed_k: Optional[int] = typer.Option(None, "--seed-k", min=0, help="top nodes from the vector index"),
+    seed_k_edges: Optional[int] = typer.Option(None, "--seed-k-edges", min=0, help="top edges from the vector index"),
+    hops: Optional[int] = typer.Option(None, "--hops", min=0),
+    fanout: Optional[int] = typer.Option(None, "--fanout", min=0, help="edges followed per node and hop"),
+    max_nodes: Optional[int] = typer.Option(None, "--max-nodes", min=0),
+    max_edges: Optional[int] = typer.Option(None, "--max-edges", min=0),
+    topk: Optional[int] = typer.Option(None, "--topk", min=0, help="PCST: nodes with prizes"),
+    topk_e: Optional[int] = typer.Option(None, "--topk-e", min=0, help="PCST: edge prize tiers"),
+    cost_e: Optional[float] = typer.Option(None, "--cost-e", min=0.0, help="PCST: cost per edge"),
+    retriever: str = typer.Option("auto", "--retriever", help="auto (learned where `gqa train` trained one) | "
+                                  "static (the paper's PCST) | learned"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint",
+                                                        help="a learned retriever checkpoint"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+) -> None:
+    """Retrieve the subgraph that answers a question and answer it: grounded in its nodes by default."""
+    from .questions_file import read_questions_file
+
+    if (question is None) == (questions is None):
+        raise GqaError("give a question, or --questions FILE (not both)")
+    lines = read_questions_file(questions) if questions is not None else None
+    if out is not None and lines is None:
+        raise GqaError("--out goes with --questions")
+    in_process_only = (lines, checkpoint, reader, llm, embedder, retriever_checkpoint, seed_k, seed_k_edges, hops,
+                       fanout, max_nodes, max_edges, topk, topk_e, cost_e)
+    if all(option is None for option in in_process_only) and device == "auto":
+        from .client import ask_server
+
+        served = ask_server(question, graph=graph, retriever=retriever, retrieve_only=retrieve_only,
+                            mode="free-text" if free_text else "auto", llm_when="never" if reader_only else llm_when)
+        if served is not None:
+            show_asked(served, as_json)
+            return
+    quiet = as_json or lines is not None
+    with store_session() as store:
+        overrides = _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e,
+                               graph, store)
+        qa = make_qa(store, embedder, mode="free-text" if free_text else "auto", checkpoint=checkpoint, llm=llm,
+                     device=device, use_llm=not reader_only, reader=reader, quiet=quiet, llm_when=llm_when)
+        options = dict(graph=graph, kind=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
+                       **overrides)
+        if lines is not None:
+            from .batch import ask_many
+
+            ask_many(qa, lines, out, source=str(questions), options=options, console=console, err=err_console)
+            return
+        with (console.status("retrieving and answering…") if not quiet else nullcontext()):
+            asked = qa.ask(question, **options)
+    show_asked(asked.to_dict(), as_json)
+
+
+def show_asked(data: dict, as_json: bool) -> None:
+    if as_json:
+        console.print_json(json.dumps(data, default=str))
+        return
+    print_retrieval(data)
+    if data.get("answer") is not None:
+        print_answer(data["answer"])
+
+
+def print_retrieval(data: dict) -> None:
+    """A retrieval as `Retrieval.to_dict()` (or the service) gives it."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    for warning in data.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    nodes = Table(title=f"nodes ({len(data['nodes'])})", title_justify="left")
+    nodes.add_column("id", justify="right")
+    nodes.add_column("node_attr")
+    for node in data["nodes"]:
+        nodes.add_row(str(node["id"]), escape(node["text"]))
+    edges = Table(title=f"edges ({len(data['edges'])})", title_justify="left")
+    for column in ("src", "edge_attr", "dst"):
+        edges.add_column(column)
+    for edge in data["edges"]:
+        edges.add_row(str(edge["src"]), escape(edge["text"]), str(edge["dst"]))
+    console.print(f"[bold]graph[/] {escape(data['graph'])}   [bold]seeds[/] {len(data['seeds'])}   "
+                  f"[bold]tokens[/] {data['tokens']}   [bold]retrieval[/] {data['id']}")
+    if data.get("retriever_model"):
+        console.print(f"[bold]retriever[/] {escape(data['retriever_model'])}")
+    console.print(nodes)
+    console.print(edges)
+    timings = Table(title="timings (ms)", title_justify="left", show_header=True)
+    for stage in data["timings_ms"]:
+        timings.add_column(stage, justify="right")
+    timings.add_row(*(f"{ms:.1f}" for ms in data["timings_ms"].values()))
+    console.print(timings)
+    console.print(Panel(escape(data["browser_statement"]), title="open in Neo4j Browser", subtitle=escape(
+        Connection.settings().browser_url), expand=False))
+    console.print(f"[link={data['browser_url']}]{escape(data['browser_url'])}[/link]", soft_wrap=True)
+
+
+def print_answer(answer: dict) -> None:
+    """An answer as `Answer.to_dict()` (or the service) gives it."""
+    from rich.markup import escape
+    from rich.panel import Panel
+
+    if answer["mode"] == "grounded" and answer["nodes"]:
+        body = "\n".join(f"[bold]{escape(node['text'])}[/]  (node {node['id']}"
+                         + (f", p={node['probability']:.2f}" if node.get("probability") is not None else "")
+                         + (f"; {escape(node['walk'])}" if node.get("walk") else "") + ")" for node in answer["nodes"])
+    else:
+        body = escape(answer["text"] or "(empty)")
+    console.print(Panel(body, title=f"answer ({answer['mode']})", expand=False))
+    for part, described in answer["models"].items():
+        console.print(f"[bold]{part}[/] {escape(described)}")
+    check = answer.get("citations")
+    if check is not None:
+        nodes = ", ".join(check["nodes"]) or "none"
+        edges = ", ".join(f"{a}-{b}" for a, b in check["edges"]) or "none"
+        verdict = "all valid" if check["all_valid"] else (
+            "invalid: " + ", ".join(list(check["invalid_nodes"]) + [f"{a}-{b}" for a, b in check["invalid_edges"]]))
+        console.print(escape(f"cites nodes {nodes}; edges {edges} ({check['mode']}) — {verdict}; nodes valid "
+                             f"{check['nodes_valid']:.0%}, edges valid {check['edges_valid']:.0%}"))
+
+
+@app.command()
+def show(retrieval_id: str = typer.Argument(..., help="the id `gqa ask` printed (r-…)"),
+         as_json: bool = typer.Option(False, "--json")) -> None:
+    """Print a recorded retrieval again, with its Browser statement."""
+    from .retriever import browser_link, browser_statement
+
+    statement = browser_statement(retrieval_id)
+    with store_session() as store:
+        record = store.retrieval(retrieval_id)
+    if record is None:
+        raise GqaError(f"no retrieval {retrieval_id!r} is recorded")
+    record["browser_statement"] = statement
+    record["browser_url"] = browser_link(Connection.settings().browser_url, statement)
+    if as_json:
+        console.print_json(json.dumps(record, default=str))
+        return
+    from rich.markup import escape
+
+    console.print(f"[bold]{escape(record['id'])}[/]  {escape(str(record['created']))}  graph "
+                  f"{escape(str(record['graph']))}\n[bold]question[/] {escape(record['question'])}")
+    console.print(escape(record["textualized"] or ""))
+    console.print(escape(statement))
+    console.print(escape(record["browser_url"]), soft_wrap=True)
+
+
+@app.command()
+def chat(
+    question: str = typer.Argument(..., help="the first question; its retrieved subgraph is kept for the chat"),
+    graph: Optional[str] = typer.Option(None, "--graph", "-g"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint"),
+    free_text: bool = typer.Option(False, "--free-text", help="free-text generation instead of grounded answers"),
+    llm: Optional[str] = typer.Option(None, "--llm"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """A multi-turn conversation about one retrieved subgraph (empty line or Ctrl-D ends it)."""
+    from dataclasses import replace as _replace
+
+    with store_session() as store:
+        qa = make_qa(store, embedder, mode="free-text" if free_text else "auto", checkpoint=checkpoint, llm=llm,
+                     device=device)
+        asked = qa.ask(question, graph=graph, answer=False)
+    retrieval = asked.retrieval
+    if not retrieval.result.subgraph.node_keys:
+        raise GqaError(f"graph {retrieval.graph!r} gave no candidate node for this question")
+    print_retrieval({**retrieval.to_dict(), "retriever_model": asked.retriever})
+    history: list[tuple[str, str]] = []
+    while True:
+        with console.status("answering…"):
+            answer = qa.answering.answer(retrieval, history=history)
+        print_answer(answer.to_dict())
+        history.append((retrieval.question, answer.text))
+        try:
+            follow_up = console.input("[bold]you>[/] ").strip()
+        except EOFError:
+            break
+        if not follow_up:
+            break
+        retrieval = _replace(retrieval, question=follow_up)

@@ -1,0 +1,191 @@
+"""The reader: which nodes of a retrieved subgraph answer the question, ranked, with the walks that justify them.
+
+Two readers share one interface (`read(...) -> Reading`):
+- `TrainedReader` (a checkpoint of `reader.model`, trained by `gqa train` on a graph's questions);
+- `ZeroShotReader` (nothing trained): a walk scores by the mean similarity of its relation texts to the
+  question with its anchors masked, so "what did X invent" follows `inventions`; the best walk's end nodes
+  are the answer, and the entities the question names are never answers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .features import build_example
+from .model import answer_set, load_reader, predict_logits, sigmoid
+from ..retrieval.linking import strip_topic_markers
+from .paths import (SubgraphView, Walks, evidence_edges, find_anchors, mask_question, named_nodes, signature_text,
+                    walks)
+
+ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
+ZERO_SHOT_HOP_PENALTY = 0.05  # similarity lost per hop beyond the first: prefer the direct relation
+ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
+
+
+@dataclass
+class Reading:
+    """A reader's answer over one subgraph, in the subgraph's local node ids."""
+
+    anchors: list[int]
+    probabilities: np.ndarray  # (N,) per node
+    answers: list[int]  # the answer set, best first
+    ranked: list[int]  # every candidate node, best first (anchors last)
+    best_pair: dict[int, int]  # node -> the (node, signature) pair of its best walk
+    walks: Walks
+    view: SubgraphView
+    model: str
+    threshold: float
+    evidence: dict[int, list[int]] = field(default_factory=dict)  # answer -> edges of its walks (local ids)
+
+    def signature_of(self, node: int) -> str:
+        pair = self.best_pair.get(node)
+        if pair is None:
+            return ""
+        return signature_text(self.view, self.walks.signatures[int(self.walks.pair_sig[pair])])
+
+    def evidence_for(self, nodes: Sequence[int], max_edges: int = 64) -> list[int]:
+        pairs = [self.best_pair[n] for n in nodes if n in self.best_pair]
+        return evidence_edges(self.walks, pairs, max_edges=max_edges)
+
+    def log_probabilities(self) -> np.ndarray:
+        return np.log(np.clip(self.probabilities, 1e-6, 1.0))
+
+
+def _best_pairs(walks: Walks, pair_scores: np.ndarray) -> dict[int, int]:
+    """node -> index of its best-scoring pair (ties: the earlier, i.e. shorter, walk)."""
+    best: dict[int, int] = {}
+    order = np.lexsort((np.arange(walks.num_pairs), -pair_scores))
+    for pair in order.tolist():
+        best.setdefault(int(walks.pair_node[pair]), pair)
+    return best
+
+
+def _finish(view: SubgraphView, walks_: Walks, anchors: list[int], probabilities: np.ndarray, tiebreak: np.ndarray,
+            best_pair: dict[int, int], threshold: float, model: str, exclude: set[int]) -> Reading:
+    """Rank (probability, then tiebreak, then id), drop excluded nodes from the answer unless nothing else
+    is left, and attach the evidence walks of the answers."""
+    n = view.num_nodes
+    order = np.lexsort((np.arange(n), -tiebreak, -probabilities)).tolist() if n else []
+    ranked = [i for i in order if i not in exclude] + [i for i in order if i in exclude]
+    candidates = [i for i in ranked if i not in exclude] or ranked
+    chosen_probs = probabilities.copy()
+    mask = np.zeros(n, bool)
+    mask[candidates] = True
+    chosen_probs[~mask] = -1.0
+    answers = [i for i in ranked if mask[i] and chosen_probs[i] >= threshold] or candidates[:1]
+    reading = Reading(anchors=anchors, probabilities=probabilities, answers=answers, ranked=ranked,
+                      best_pair=best_pair, walks=walks_, view=view, model=model, threshold=threshold)
+    reading.evidence = {a: reading.evidence_for([a], max_edges=16) for a in answers}
+    return reading
+
+
+def _similarities(view: SubgraphView, vector: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    if vector is None or rows.size == 0:
+        return np.zeros(len(rows))
+    vector = np.asarray(vector, np.float32).reshape(-1)
+    norms = np.linalg.norm(rows, axis=1) * max(float(np.linalg.norm(vector)), 1e-12)
+    return (rows @ vector) / np.maximum(norms, 1e-12)
+
+
+def humanize_relation(text: str) -> str:
+    """"directed_by" -> "directed by", "law.inventor.inventions" -> "law inventor inventions": relation names
+    embed far from questions with their separators in."""
+    return " ".join(re.split(r"[._/:]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " "))).strip() or text
+
+
+class ZeroShotReader:
+    name = "zero-shot reader"
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 2):
+        """`embed` (the graph's embedder) embeds humanized relation texts; without it the stored relation
+        vectors are compared with the question as they are."""
+        self.embed = embed
+        self.max_hops = max_hops
+
+    def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
+             question_full: np.ndarray | None = None) -> Reading:
+        anchors = list(anchors)
+        found = walks(view, anchors, self.max_hops) if anchors else walks(view, [], 1)
+        relation_vectors = view.relation_vectors
+        if self.embed is not None and view.relation_texts:
+            relation_vectors = np.asarray(self.embed([humanize_relation(t) for t in view.relation_texts]), np.float32)
+        relation_similarity = _similarities(view, question_vector, relation_vectors)
+        sig_scores = np.full(len(found.signatures), -np.inf)
+        for s, signature in enumerate(found.signatures):
+            if signature:
+                sig_scores[s] = (float(np.mean([relation_similarity[r] for r, _ in signature]))
+                                 - ZERO_SHOT_HOP_PENALTY * (len(signature) - 1))
+        pair_scores = sig_scores[found.pair_sig] if found.num_pairs else np.zeros(0)
+        exclude = set(anchors) | set(named_nodes(question, view.node_texts))
+        node_scores = np.full(view.num_nodes, -np.inf)
+        if found.num_pairs:
+            np.maximum.at(node_scores, found.pair_node, pair_scores)
+        node_scores[list(exclude)] = -np.inf
+        node_similarity = _similarities(view, question_full if question_full is not None else question_vector,
+                                        view.node_vectors)
+        if np.isfinite(node_scores).any():
+            top = node_scores[np.isfinite(node_scores)].max()
+            probabilities = np.where(np.isfinite(node_scores),
+                                     np.exp(np.minimum(node_scores - top, 0.0) / ZERO_SHOT_TEMPERATURE), 0.0)
+        else:  # no walk leaves the anchors: fall back on similarity alone
+            probabilities = np.zeros(view.num_nodes)
+        # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
+        return _finish(view, found, anchors, probabilities, node_similarity, _best_pairs(found, pair_scores),
+                       threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
+
+
+class TrainedReader:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.module, self.info = load_reader(self.path)
+        self.name = f"reader {self.path.name}"
+
+    @property
+    def threshold(self) -> float:
+        return self.info.threshold
+
+    def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray,
+             question_full: np.ndarray | None = None) -> Reading:
+        full = question_full if question_full is not None else question_vector
+        anchors = list(anchors)
+        found = walks(view, anchors, self.info.config.max_hops) if anchors else walks(view, [], 1)
+        if view.num_nodes == 0:
+            return _finish(view, found, anchors, np.zeros(0), np.zeros(0), {}, self.threshold, self.name, set())
+        example = build_example(question, view, found, anchors, question_vector, full, self.info.config.max_hops)
+        (node_logits, sig_logits), = predict_logits(self.module, [example], view.node_vectors, view.relation_vectors)
+        probabilities = sigmoid(node_logits)
+        pair_scores = sig_logits[found.pair_sig] if found.num_pairs else np.zeros(0)
+        return _finish(view, found, anchors, probabilities, np.zeros(view.num_nodes), _best_pairs(found, pair_scores),
+                       threshold=self.threshold, model=self.name, exclude=set())
+
+
+@dataclass(frozen=True)
+class ReaderInput:
+    """What a reader reads for one question: the subgraph, its anchors and the two question texts."""
+
+    question: str  # as asked (topic markers stripped)
+    view: SubgraphView
+    anchors: list[int]
+    masked: str  # the question with what it says of its anchors replaced by "X"
+
+
+def reader_input(question: str, result, question_full: np.ndarray | None, hints: Sequence[str] = ()) -> ReaderInput:
+    """Anchors and the masked question for a retrieval result (`hints`: node keys a linker already chose)."""
+    text = strip_topic_markers(question)
+    view = SubgraphView.from_result(result)
+    anchors = find_anchors(text, view, question_full, hints)
+    return ReaderInput(question=text, view=view, anchors=anchors,
+                       masked=mask_question(text, [view.node_texts[a] for a in anchors]))
+
+
+def read(reader, item: ReaderInput, masked_vector: np.ndarray, full_vector: np.ndarray) -> Reading:
+    return reader.read(item.question, item.view, item.anchors, masked_vector, full_vector)
+
+
+__all__ = ["Reading", "ReaderInput", "SubgraphView", "TrainedReader", "ZeroShotReader", "answer_set", "find_anchors", "humanize_relation",
+           "read", "reader_input", "walks"]

@@ -1,0 +1,56 @@
+"""`gqa serve`: an HTTP service (FastAPI on uvicorn) and a web page over the same library calls as the CLI.
+
+`build_runtime` opens one Neo4j driver and loads the embedder and the answering models once; `serve` runs the
+app until interrupted. Only a loopback address may be served without a token.
+"""
+
+from __future__ import annotations
+
+from .runtime import Runtime, ServiceConfig, is_loopback
+
+
+def build_runtime(config: ServiceConfig, settings) -> Runtime:
+    from ..answer import Answering
+    from ..embed import Embedder
+    from ..graph_cache import GraphCache
+    from ..qa import QA
+    from ..store import GraphStore, open_driver
+
+    driver = open_driver(settings)
+    store = GraphStore(driver, settings.database)
+    embedder = Embedder(config.embedder)
+    answering = Answering(embedder, llm=config.llm, device=config.device)
+    cache = GraphCache(store)
+    qa = QA(store, embedder, browser_url=settings.browser_url, answering=answering, cache=cache)
+    runtime = Runtime(config, store, qa)
+    runtime.driver = driver
+    runtime.cache = cache
+    for graph in config.preload:
+        answering.reader(graph)
+        cache.load_in_background(graph)
+    return runtime
+
+
+def check_bind(config: ServiceConfig) -> None:
+    from ..errors import ConfigError
+
+    if not is_loopback(config.host) and not config.token:
+        raise ConfigError(f"serving on {config.host} (not a loopback address) needs a token: --token or "
+                          f"GQA_SERVE_TOKEN; clients then send 'Authorization: Bearer <token>'")
+
+
+def serve(config: ServiceConfig, settings) -> None:
+    import uvicorn
+
+    from .app import create_app
+
+    check_bind(config)
+    runtime = build_runtime(config, settings)
+    try:
+        uvicorn.run(create_app(runtime), host=config.host, port=config.port, log_level="warning",
+                    timeout_graceful_shutdown=5)
+    finally:
+        runtime.driver.close()
+
+
+__all__ = ["Runtime", "ServiceConfig", "build_runtime", "check_bind", "serve"]

@@ -1,0 +1,135 @@
+"""What the service holds for its whole life: one Neo4j driver, the embedder, retrievers and models (`qa.QA`),
+and the queue of generations.
+
+Retrieval and answering are synchronous (the Neo4j driver, torch); the service runs them in worker threads so the
+event loop keeps serving. Generations take turns (`generation_lock`): one CPU-bound LLM at a time is as fast as it
+gets, and the queue in front of it is bounded (`max_queue`), so an overloaded server says 429 at once instead of
+letting requests time out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ConfigError, DatabaseError, GqaError, InputError
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str | None = None  # required when bound to a non-loopback address
+    max_question_chars: int = 1000
+    max_body_bytes: int = 16_384
+    max_queue: int = 8  # generations running or waiting; more get 429
+    embedder: str | None = None
+    llm: str | None = None
+    device: str = "auto"
+    preload: tuple[str, ...] = ()  # graphs whose models are loaded at start
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+class Busy(GqaError):
+    """The generation queue is full."""
+
+
+class Runtime:
+    def __init__(self, config: ServiceConfig, store, qa):
+        self.config = config
+        self.store = store
+        self.qa = qa
+        self.started = time.time()
+        self.generation_lock = asyncio.Lock()
+        self._tickets = 0
+        self._tickets_lock = threading.Lock()
+        self.served = 0
+
+    # -- the generation queue --------------------------------------------------------------------------
+    def take_ticket(self) -> None:
+        with self._tickets_lock:
+            if self._tickets >= self.config.max_queue:
+                raise Busy(f"{self._tickets} answers are being generated or waiting (at most "
+                           f"{self.config.max_queue}); try again shortly")
+            self._tickets += 1
+
+    def return_ticket(self) -> None:
+        with self._tickets_lock:
+            self._tickets = max(self._tickets - 1, 0)
+
+    @property
+    def queued(self) -> int:
+        return self._tickets
+
+    # -- work -----------------------------------------------------------------------------------------------
+    def check_question(self, question: str) -> str:
+        text = (question or "").strip()
+        if not text:
+            raise InputError("the question is empty", field="question")
+        if len(text) > self.config.max_question_chars:
+            raise InputError(f"the question has {len(text)} characters (at most {self.config.max_question_chars})",
+                             field="question")
+        return text
+
+    def retrieve(self, question: str, graph: str | None, kind: str, record: bool = True):
+        return self.qa.retrieve(self.check_question(question), graph=graph, kind=kind, record=record)
+
+    def answer(self, retrieval, *, streamer=None, cancel=None):
+        if not retrieval.result.subgraph.node_keys:
+            raise ConfigError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this "
+                              f"question (retrieval {retrieval.id})")
+        return self.qa.answering.answer(retrieval, streamer=streamer, cancel=cancel)
+
+    def readiness(self) -> dict[str, Any]:
+        try:
+            embedder = self.store.embedder_info()
+            cache = getattr(self, "cache", None)
+            return {"ready": True, "neo4j": True, "embedder": embedder and embedder[0],
+                    "uptime_s": round(time.time() - self.started, 1), "queued": self.queued,
+                    "graphs_in_memory": cache.cached_graphs() if cache is not None else {}}
+        except DatabaseError as error:
+            return {"ready": False, "neo4j": False, "detail": str(error)}
+        except Exception as error:  # the driver raises its own errors when the server went away
+            return {"ready": False, "neo4j": False, "detail": f"{error.__class__.__name__}: {error}"}
+
+
+class TokenStream:
+    """A `transformers`-style streamer (put/end) that hands decoded text deltas to an asyncio consumer."""
+
+    def __init__(self, tokenizer=None):
+        self.tokenizer = tokenizer
+        self.ids: list[int] = []
+        self.text = ""
+        self.deltas: queue.Queue[str | None] = queue.Queue()
+        self._first = True
+
+    def bind(self, tokenizer) -> None:
+        """The LLM is chosen (and loaded) while answering; it tells its tokenizer here."""
+        self.tokenizer = tokenizer
+
+    def put(self, value) -> None:
+        if self._first:  # generate() first hands over the prompt (empty with input embeddings)
+            self._first = False
+            if getattr(value, "numel", lambda: 1)() == 0:
+                return
+        self.ids.extend(int(t) for t in value.reshape(-1).tolist())
+        text = self.tokenizer.decode(self.ids, skip_special_tokens=True)
+        if len(text) > len(self.text) and not text.endswith("\ufffd"):  # wait for a whole UTF-8 character
+            self.deltas.put(text[len(self.text):])
+            self.text = text
+
+    def end(self) -> None:
+        self.deltas.put(None)
+
+
+@dataclass
+class StreamState:
+    cancel: threading.Event = field(default_factory=threading.Event)
+    tokens: TokenStream | None = None

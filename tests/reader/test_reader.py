@@ -1,0 +1,74 @@
+"""The reader on a toy movie KG: it must learn the templates to 100% on held-out topics."""
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, humanize_relation, read, reader_input
+from gretriever_neo4j.reader.model import (ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1)
+from gretriever_neo4j.reader.training import build_examples, score, train_reader
+from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
+
+
+@pytest.fixture(scope="module")
+def kg(embedder):
+    return toy_kg(embedder)
+
+
+def inputs(kg, embedder, rows):
+    result = whole_graph_result(kg)
+    return [reader_input(q, result, embedder.embed([q])[0], hints=[topic]) for q, topic, _ in rows]
+
+
+def test_reader_learns_a_toy_kg_to_100_percent(kg, embedder, tmp_path):
+    train_rows = questions(kg, TITLES[:11], PEOPLE[:8])
+    test_rows = questions(kg, TITLES[11:], PEOPLE[8:])
+    config = ReaderConfig(epochs=40, batch_questions=8, learning_rate=3e-3, hidden=64)  # defaults otherwise
+    train_set = build_examples(inputs(kg, embedder, train_rows), [a for _, _, a in train_rows], embedder.embed, config)
+    test_set = build_examples(inputs(kg, embedder, test_rows), [a for _, _, a in test_rows], embedder.embed, config,
+                              nodes=train_set.nodes, relations=train_set.relations)
+    module, history = train_reader(train_set, test_set, config)
+    assert history.epoch_losses[-1] < history.epoch_losses[0]
+    scores = score(module, test_set, history.threshold)
+    assert scores.answer_in_subgraph == 1.0
+    assert scores.strict_hit_at_1 == 1.0
+    assert scores.f1 == 1.0
+
+    path = save_reader(tmp_path / "reader.pt", module, config, embedder=embedder.name, graph="toy", dataset="toy",
+                       threshold=history.threshold, history=history.to_dict())
+    reader = TrainedReader(path)
+    question, topic, answers = test_rows[0]
+    item = reader_input(question, whole_graph_result(kg), embedder.embed([question])[0], hints=[topic])
+    reading = read(reader, item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
+    assert sorted(item.view.node_keys[n] for n in reading.answers) == answers
+    assert all(reading.evidence[n] for n in reading.answers)  # every answer comes with its walk
+
+
+def test_zero_shot_reader_follows_the_relation_the_question_names(kg, embedder):
+    result = whole_graph_result(kg)
+    question = f"who directed {TITLES[3]}"
+    item = reader_input(question, result, embedder.embed([question])[0])
+    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
+    assert [item.view.node_texts[a] for a in reading.anchors] == [TITLES[3]]
+    assert [item.view.node_texts[n] for n in reading.answers] == [PEOPLE[3]]
+    assert reading.signature_of(reading.answers[0]) == "directed_by>"
+    assert humanize_relation("law.inventor.inventions") == "law inventor inventions"
+    assert humanize_relation("directed_by") == "directed by"
+    assert TITLES[3] not in [item.view.node_texts[n] for n in reading.answers]  # named in the question
+
+
+def test_calibration_and_answer_sets():
+    probabilities = [np.array([0.9, 0.8, 0.1]), np.array([0.4, 0.2, 0.1])]
+    labels = [np.array([1.0, 1.0, 0.0]), np.array([1.0, 0.0, 0.0])]
+    threshold, f1 = calibrate(probabilities, labels)
+    assert 0.1 < threshold <= 0.8 and f1 == 1.0
+    assert answer_set(np.array([0.2, 0.3]), 0.5) == [1]  # at least the best
+    assert set_f1([0, 2], np.array([1.0, 1.0, 0.0])) == pytest.approx(0.5)
+
+
+def test_reader_checkpoint_errors(tmp_path):
+    with pytest.raises(ConfigError):
+        load_reader(tmp_path / "missing.pt")
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(ConfigError):
+        load_reader(tmp_path / "junk.pt")

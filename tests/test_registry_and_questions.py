@@ -1,0 +1,51 @@
+import json
+
+import pytest
+
+from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.questions_file import read_questions_file
+from gretriever_neo4j.registry import TrainedModels, check_embedder, load_trained, models_dir
+
+
+def test_manifest_round_trip_and_missing_parts(tmp_path, monkeypatch):
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    assert load_trained("kg/one") is None
+    models = TrainedModels(graph="kg/one", dataset="d", embedder="e").with_part("reader", "reader.pt", {"x": 1})
+    models.save()
+    assert load_trained("kg/one") is not None and load_trained("kg/one").reader is None  # the file is not there
+    (models_dir("kg/one") / "reader.pt").write_bytes(b"x")
+    loaded = load_trained("kg/one")
+    assert loaded.reader == "reader.pt" and loaded.details == {"reader": {"x": 1}}
+    assert models_dir("kg/one").parent == tmp_path / "models"  # one folder, the name made safe
+    with pytest.raises(ConfigError, match="'e'"):
+        check_embedder(loaded, "another-embedder")
+
+
+def test_a_manifest_of_another_graph_or_format_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    TrainedModels(graph="a", dataset="d", embedder="e").save()
+    folder = models_dir("b")
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text((models_dir("a") / "manifest.json").read_text())
+    with pytest.raises(ConfigError, match="belongs to graph 'a'"):
+        load_trained("b")
+    (folder / "manifest.json").write_text(json.dumps({"format": "other"}))
+    with pytest.raises(ConfigError, match="not a gqa models manifest"):
+        load_trained("b")
+
+
+def test_questions_file_formats_and_bad_lines(tmp_path):
+    good = tmp_path / "q.tsv"
+    good.write_text("\ufeffwho directed Heat\tMichael Mann\n\n  \nwhat is X?\nyears\t1990| 1991 |\n", encoding="utf-8")
+    lines = read_questions_file(good)
+    assert [(l.line, l.question, l.answers) for l in lines] == [
+        (1, "who directed Heat", ["Michael Mann"]), (4, "what is X?", None), (5, "years", ["1990", "1991"])]
+    for content, line, message in (("a\tb\tc\n", 1, "TABs"), ("ok\n\tanswer\n", 2, "empty"), ("q\t | \n", 1, "no answer"),
+                                   (b"ok\n\xff\xfe\n", 2, "UTF-8"), ("\n\n", None, "no question")):
+        bad = tmp_path / "bad.tsv"
+        bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+        with pytest.raises(InputError, match=message) as caught:
+            read_questions_file(bad)
+        assert caught.value.line == line and str(bad) in str(caught.value)
+    with pytest.raises(InputError, match="no such file"):
+        read_questions_file(tmp_path / "missing.tsv")

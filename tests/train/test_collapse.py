@@ -1,0 +1,34 @@
+"""Collapse detection: a model that answers everything alike is flagged, one that learned is not."""
+
+from gretriever_neo4j.train.trainer import TrainConfig, collapse_warning, evaluate, train
+from model_toys import random_sample, toy_model
+
+
+def test_collapse_warning_rule():
+    assert collapse_warning({"support": 1.0}, {"support": 0.6, "counter": 0.4}) is not None
+    assert collapse_warning({"support": 0.95}, {"support": 0.9, "counter": 0.1}) is None  # the data is like that
+    assert collapse_warning({"support": 0.6, "counter": 0.4}, {"support": 0.55, "counter": 0.45}) is None
+    assert collapse_warning({}, {}) is None
+
+
+def test_a_toy_set_built_to_collapse_is_flagged(tmp_path):
+    # Labels carry no signal the model can see (same text, random graphs), 70/30: it can only learn the prior.
+    samples = [random_sample(i, 3, label="yes" if i % 10 < 7 else "no", question="well?", desc="")
+               for i in range(40)]
+    model = toy_model("lora", seed=0)
+    history = train(model, samples[:30], samples[30:], TrainConfig(lr=1e-2, min_lr=3e-3, batch_size=5, grad_accum=1,
+                                                                    epochs=4, warmup_epochs=0, patience=9), tmp_path)
+    last = history.epochs[-1]
+    assert last.val_predicted == {"y": 1.0} and last.val_gold == {"y": 0.7, "n": 0.3}  # the majority, for all
+    assert last.collapse is not None and "100% of validation answers start with 'y'" in last.collapse
+
+
+def test_a_model_that_learned_is_not_flagged(tmp_path):
+    samples = [random_sample(i, 3, label="yes" if i % 2 else "no", question=f"say {'yes' if i % 2 else 'no'}")
+               for i in range(8)]
+    model = toy_model("lora", seed=0)
+    train(model, samples, samples, TrainConfig(lr=5e-2, min_lr=1e-2, batch_size=4, grad_accum=1, epochs=12,
+                                               warmup_epochs=0, patience=20), tmp_path)
+    validation = evaluate(model, samples, batch_size=4)
+    assert validation.collapse is None
+    assert validation.predicted_shares == {"n": 0.5, "y": 0.5}

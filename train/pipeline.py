@@ -1,0 +1,230 @@
+"""`gqa train --dataset D`: train what a stored graph's questions allow, into GQA_HOME (`registry`).
+
+For a knowledge graph with training questions:
+1. the **learned retriever** (when questions name their topic entities), on weak labels (`retrieval.learned`);
+2. the **reader**, on the subgraphs that retriever returns for training questions (retrieval runs in memory
+   over the KG read once from Neo4j: the same algorithm the Neo4j-backed adapter runs), its answer threshold
+   calibrated on validation questions;
+3. optionally the **generator**: G-Retriever (graph token + evidence text) taught to say the gold answers as
+   node names under the grounded prompt, on a sample of training questions (CPU minutes, see `generator_*`).
+Each part is saved as soon as it is trained, and the manifest is rewritten after it, so an interrupted run
+keeps what it finished. Nothing here knows a relation name or a dataset's format.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..registry import TrainedModels, load_trained, models_dir
+
+Progress = Callable[[str, dict], None]
+
+
+@dataclass(frozen=True)
+class GraphTrainingOptions:
+    graph: str | None = None
+    retriever: bool = True
+    retriever_epochs: int = 8
+    retriever_questions: int | None = None  # all by default
+    max_edges: int = 200  # the learned retriever's subgraph budget
+    reader_questions: int = 6000
+    reader_val_questions: int = 1000
+    reader_epochs: int = 12
+    generator: bool = False
+    generator_questions: int = 600
+    generator_epochs: int = 1
+    generator_lr: float = 2e-4
+    llm: str | None = None
+    device: str = "auto"
+    seed: int = 0
+
+
+def _sample(rows: list[dict], count: int | None, seed: int) -> list[dict]:
+    if count is None or len(rows) <= count:
+        return rows
+    picks = np.random.default_rng(seed).choice(len(rows), size=count, replace=False)
+    return [rows[i] for i in sorted(picks.tolist())]
+
+
+def train_graph(store, embedder, dataset: str, options: GraphTrainingOptions = GraphTrainingOptions(),
+                progress: Progress | None = None) -> TrainedModels:
+    from ..retrieval.kg import KnowledgeGraph
+
+    report = progress or (lambda stage, info: None)
+    train_rows = [q for q in store.questions(dataset, "train") if q["answers"]]
+    if not train_rows:
+        raise ConfigError(f"no stored questions with answers for dataset {dataset!r}, split 'train': ingest a graph "
+                          f"with questions first (a dataset loader, or `gqa ingest questions`)")
+    val_rows = [q for q in store.questions(dataset, "val") if q["answers"]]
+    graph = options.graph or train_rows[0]["graph"]
+    train_rows = [q for q in train_rows if q["graph"] == graph]
+    val_rows = [q for q in val_rows if q["graph"] == graph]
+    info = store.graph_info(graph)
+    if info is None:
+        raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+    if info["kind"] != "kg":
+        raise ConfigError(f"graph {graph!r} is a per-sample dataset: train a generator with `gqa train --dataset "
+                          f"{dataset} --config g-retriever`")
+    report("stage", {"stage": f"reading graph {graph!r} from Neo4j"})
+    started = time.perf_counter()
+    kg = KnowledgeGraph.from_store(store, graph)
+    report("stage", {"stage": f"graph: {kg.num_nodes:,} nodes, {kg.num_edges:,} edges "
+                              f"({time.perf_counter() - started:.0f} s)"})
+    models = load_trained(graph) or TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
+    if models.embedder != embedder.name:  # a new embedder invalidates everything trained before
+        models = TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
+    folder = models_dir(graph)
+
+    retriever = None
+    with_topics = [q for q in train_rows if q["topic_entities"]]
+    if options.retriever and with_topics:
+        retriever, details = _train_retriever(kg, _sample(with_topics, options.retriever_questions, options.seed),
+                                              embedder, options, folder / "retriever.pt", report)
+        models = models.with_part("retriever", "retriever.pt", details)
+        models.save()
+    elif models.retriever:
+        retriever = _load_retriever(kg, folder / models.retriever, embedder)
+
+    reader_train = _sample(train_rows, options.reader_questions, options.seed)
+    reader_val = _sample(val_rows, options.reader_val_questions, options.seed)
+    items_train = _reader_inputs(kg, retriever, embedder, reader_train, report, "train")
+    items_val = _reader_inputs(kg, retriever, embedder, reader_val, report, "val")
+    reader_path, details = _train_reader(items_train, reader_train, items_val, reader_val, embedder, graph, dataset,
+                                         options, folder / "reader.pt", report)
+    models = models.with_part("reader", reader_path.name, details)
+    models.save()
+
+    if options.generator:
+        details = _train_generator(reader_path, items_train, reader_train, items_val, reader_val, embedder, options,
+                                   folder / "generator", report)
+        if details is not None:
+            models = models.with_part("generator", "generator", details)
+            models.save()
+    return models
+
+
+# -- parts ------------------------------------------------------------------------------------------------
+
+def _embed_fn(embedder):
+    return lambda texts: np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+
+
+def _train_retriever(kg, rows, embedder, options, path: Path, report):
+    from ..retrieval.learned import (LearnedRetriever, RetrieverConfig, TrainingQuestion, save_checkpoint,
+                                     train_retriever)
+    from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
+
+    report("stage", {"stage": f"learned retriever: {len(rows):,} questions"})
+    config = RetrieverConfig(epochs=options.retriever_epochs, max_edges=options.max_edges)
+    training = [TrainingQuestion(strip_topic_markers(q["text"]), q["topic_entities"], q["answers"]) for q in rows]
+    model, history = train_retriever(kg, training, embedder, config, progress=report)
+    prior = MentionPrior.fit([(q["text"], q["topic_entities"]) for q in rows], InMemoryLinking(kg), None)
+    save_checkpoint(path, model, config, embedder.name, prior)
+    retriever = LearnedRetriever(model, config, kg, embedder_name=embedder.name, prior=prior, embed=_embed_fn(embedder))
+    return retriever, {"questions": len(rows), "seconds": history.labelling_seconds + history.training_seconds,
+                       "epoch_losses": history.epoch_losses}
+
+
+def _load_retriever(kg, path: Path, embedder):
+    from ..retrieval.learned import LearnedRetriever
+
+    return LearnedRetriever.from_checkpoint(path, kg, embed=_embed_fn(embedder))
+
+
+def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
+    """Retrieve every question (in memory) and prepare the reader's input; learned retrieval's seeds are the
+    anchors' hints, as at answer time."""
+    from ..reader import reader_input
+    from ..retrieval.linking import strip_topic_markers
+    from ..retrieval.reference import retrieve as static_retrieve
+    from ..retriever import params_for
+
+    texts = [strip_topic_markers(q["text"]) for q in rows]
+    vectors = _embed_fn(embedder)(texts) if texts else np.zeros((0, embedder.dim), np.float32)
+    whole = None
+    items = []
+    started = time.perf_counter()
+    for i, (text, vector) in enumerate(zip(texts, vectors)):
+        if retriever is not None:
+            result = retriever.retrieve(text, vector)
+            hints = result.seed_keys
+        else:
+            whole = whole if whole is not None else kg.to_whole_candidate_graph()
+            result = static_retrieve(whole, vector, params_for(None, "kg"))
+            hints = ()
+        items.append(reader_input(text, result, vector, hints))
+        if (i + 1) % 1000 == 0 or i + 1 == len(texts):
+            report("retrieve", {"split": label, "done": i + 1, "total": len(texts),
+                                "seconds": time.perf_counter() - started})
+    return items
+
+
+def _train_reader(items_train, rows_train, items_val, rows_val, embedder, graph, dataset, options, path: Path, report):
+    from ..reader.model import ReaderConfig, save_reader
+    from ..reader.training import build_examples, train_reader
+
+    config = ReaderConfig(epochs=options.reader_epochs, seed=options.seed)
+    embed = _embed_fn(embedder)
+    train_set = build_examples(items_train, [q["answers"] for q in rows_train], embed, config)
+    val_set = build_examples(items_val, [q["answers"] for q in rows_val], embed, config,
+                             nodes=train_set.nodes, relations=train_set.relations) if items_val else None
+    report("stage", {"stage": f"reader: {len(train_set.examples):,} train / "
+                              f"{len(val_set.examples) if val_set else 0:,} val questions"})
+    module, history = train_reader(train_set, val_set, config, progress=report)
+    save_reader(path, module, config, embedder=embedder.name, graph=graph, dataset=dataset,
+                threshold=history.threshold, history=history.to_dict())
+    report("reader", history.validation)
+    return path, history.to_dict()
+
+
+def _train_generator(reader_path, items_train, rows_train, items_val, rows_val, embedder, options, folder: Path,
+                     report):
+    from ..grounded import evidence, generator_label
+    from ..model.config import DEFAULT_LLM, ModelConfig
+    from ..model.gretriever import build_model
+    from ..reader import TrainedReader, read
+    from .trainer import TrainConfig, train
+
+    reader = TrainedReader(reader_path)
+    embed = _embed_fn(embedder)
+
+    def samples(items, rows, count):
+        out = []
+        for item, row in list(zip(items, rows))[:count]:
+            vectors = embed([item.masked, item.question])
+            reading = read(reader, item, vectors[0], vectors[1])
+            ev = evidence(reading)
+            label = generator_label(reading, ev, row["answers"])
+            if label is not None:
+                out.append(ev.sample(item.view, qid=row["qid"], question=item.question, label=label,
+                                     answers=row["answers"]))
+        return out
+
+    train_samples = samples(items_train, rows_train, options.generator_questions)
+    val_samples = samples(items_val, rows_val, max(options.generator_questions // 5, 1))
+    if not train_samples:
+        report("stage", {"stage": "generator: no training question has its answer in the evidence; skipped"})
+        return None
+    report("stage", {"stage": f"generator: {len(train_samples)} train / {len(val_samples)} val questions"})
+    config = ModelConfig(variant="g-retriever", llm=options.llm or DEFAULT_LLM, gnn_in_dim=embedder.dim,
+                         embedder=embedder.name, answer_format="grounded")
+    model = build_model(config, device=options.device)
+    history = train(model, train_samples, val_samples,
+                    TrainConfig(lr=options.generator_lr, epochs=options.generator_epochs, batch_size=8, grad_accum=1,
+                                warmup_epochs=min(1.0, options.generator_epochs / 2), seed=options.seed),
+                    folder.parent / "generator-run", progress=None)
+    if history.best_checkpoint is None:
+        return None
+    import shutil
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    history.best_checkpoint.rename(folder)
+    shutil.rmtree(folder.parent / "generator-run", ignore_errors=True)
+    return {"questions": len(train_samples), "epochs": [e.__dict__ for e in history.epochs]}
