@@ -41,13 +41,16 @@ SETUPS = {  # name -> (retriever kind, Answering options)
 }
 
 
-def sample(store, per_hop: int, seed: int) -> list[dict]:
+def sample(store, per_hop: int, seed: int, graph: str = "metaqa") -> list[dict]:
+    """`per_hop` validation questions of each hop (by MetaQA's qids), brackets removed; bench/usergraph.py draws
+    the same questions from the user-graph copy through this function."""
     rng = random.Random(seed)
-    questions = store.questions("metaqa", "val")
+    questions = store.questions(graph, "val")
     chosen = []
     for hop in (1, 2, 3):
         pool = [q for q in questions if q["qid"].startswith(f"{hop}hop/")]
-        chosen += [{**q, "hop": hop, "text": BRACKETS.sub(r"\1", q["text"])} for q in rng.sample(pool, per_hop)]
+        chosen += [{**q, "hop": hop, "text": BRACKETS.sub(r"\1", q["text"])}
+                   for q in rng.sample(pool, min(per_hop, len(pool)))]
     return chosen
 
 

@@ -67,7 +67,8 @@ def run_variant(args) -> dict:
             history = train(model, train_samples, val_samples,
                             TrainConfig(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size,
                                         grad_accum=args.grad_accum, patience=args.patience,
-                                        warmup_epochs=min(1.0, args.epochs / 2), seed=args.seed), folder)
+                                        warmup_epochs=min(1.0, args.epochs / 2), seed=args.seed,
+                                        balance_labels=args.balance_labels), folder)
             if history.best_checkpoint is not None:
                 from gretriever_neo4j.train.checkpoint import restore_weights
 
@@ -103,6 +104,7 @@ def main() -> int:
     parser.add_argument("--max-new-tokens", type=int, default=4)
     parser.add_argument("--llm", default="smollm2-135m")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--balance-labels", action="store_true", help="each epoch sees support and counter equally")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--variant", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "explagraphs.json")
@@ -118,8 +120,9 @@ def main() -> int:
     console = Console()
     _samples("train", args.train_limit), _samples("val", args.val_limit), _samples("test", args.test_limit)
     results = []
-    passthrough = [f"--{name.replace('_', '-')}={value}" for name, value in vars(args).items()
-                   if name not in ("variants", "variant", "out") and value is not None]
+    passthrough = [f"--{name.replace('_', '-')}" if value is True else f"--{name.replace('_', '-')}={value}"
+                   for name, value in vars(args).items()
+                   if name not in ("variants", "variant", "out") and value is not None and value is not False]
     for variant in args.variants.split(","):
         console.print(f"{variant}…")
         run = subprocess.run([sys.executable, __file__, *passthrough, "--variant", variant], capture_output=True,

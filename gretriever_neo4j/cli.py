@@ -115,7 +115,8 @@ def _print_status(status) -> None:
 # -- ingest ---------------------------------------------------------------------------------------
 @app.command()
 def ingest(
-    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples"),
+    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples | "
+                                  "questions (a questions file for --graph)"),
     source: Optional[str] = typer.Option(None, "--source", "-s", help="hub id, folder or file (triples: the file)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=0, help="only the first N samples, for quick runs"),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="sentence-transformers model id or path"),
@@ -124,8 +125,15 @@ def ingest(
     bad_report: Path = typer.Option(Path("gqa-bad-rows.tsv"), "--bad-report", help="where --skip-bad writes bad rows"),
     nodes: Optional[Path] = typer.Option(None, "--nodes", help="csv: nodes file (node_id,node_attr)"),
     edges: Optional[Path] = typer.Option(None, "--edges", help="csv: edges file (src,edge_attr,dst)"),
-    graph: Optional[str] = typer.Option(None, "--graph", help="csv/triples: name of the stored graph"),
-    split: Optional[str] = typer.Option(None, "--split", help="webqsp JSONL: split of its questions"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="csv/triples: name of the stored graph; questions: "
+                                        "the stored graph they are asked over"),
+    split: Optional[str] = typer.Option(None, "--split", help="webqsp/questions: a split for every question, or "
+                                        "seeded fractions such as train=0.6,val=0.2,test=0.2 (see --seed)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed of a --split given as fractions [default 42]"),
+    sync: bool = typer.Option(False, "--sync", help="make the stored graph equal to the source: also delete the "
+                              "nodes, edges (and questions) it no longer holds"),
+    link: bool = typer.Option(True, "--link/--no-link", help="questions: link questions without topic entities "
+                              "to the graph's nodes"),
     hops: Optional[str] = typer.Option(None, "--hops", help="metaqa: e.g. 1,2,3"),
     batch_size: int = typer.Option(5000, "--batch-size", min=1, help="nodes+edges per transaction"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
@@ -134,9 +142,19 @@ def ingest(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .embed import Embedder
+    from .errors import ConfigError
     from .ingest import execute_plan, plan_ingest
 
-    options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split,
+    if dataset == "questions":
+        from .cli_graphs import ingest_questions_command
+
+        ingest_questions_command(graph=graph, source=source, limit=limit, embedder=embedder, skip_bad=skip_bad,
+                                 bad_report=bad_report, split=split, seed=seed, sync=sync, link=link,
+                                 as_json=as_json)
+        return
+    if sync and limit is not None:
+        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
+    options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split, "seed": seed,
                "hops": _int_list(hops, "--hops") if hops else None}
     with console.status(f"reading {dataset} (validating every row before writing)…"):
         plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
@@ -154,27 +172,44 @@ def ingest(
                         rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s")
 
         report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
-                              on_progress=on_progress)
+                              on_progress=on_progress, sync=sync,
+                              sync_graphs=[graph.strip()] if sync and graph and graph.strip() else [])
+    counts = (("graphs", report.graphs), ("nodes read", report.nodes_read),
+              ("edges read", report.edges_read), ("questions", report.questions),
+              ("nodes written", report.nodes_written), ("edges written", report.edges_written),
+              ("texts embedded", report.texts_embedded), ("bad rows", len(report.bad_rows)),
+              *((("nodes deleted", report.nodes_deleted), ("edges deleted", report.edges_deleted),
+                 ("questions deleted", report.questions_deleted)) if sync else ()))
+    print_ingest_report(report, f"ingest {dataset}", [(label, f"{value:,}") for label, value in counts],
+                        as_json=as_json, bad_report=bad_report)
+
+
+def print_ingest_report(report, title: str, rows, *, as_json: bool, bad_report: Path, note: str = "") -> None:
+    """How every ingest command ends: bad rows written to their report, then the report as JSON or as a table of
+    (label, value) rows with its seconds, and `note` after it."""
     if report.bad_rows:
-        with open(bad_report, "w", encoding="utf-8") as out:
-            out.write("source\tline\tfield\treason\n")
-            for bad in report.bad_rows:
-                out.write(f"{bad.source or ''}\t{bad.line or ''}\t{bad.field or ''}\t{bad.reason}\n")
+        write_bad_rows(bad_report, report.bad_rows)
     if as_json:
         console.print_json(json.dumps(report.to_dict()))
         return
-    table = Table(title=f"ingest {dataset}", show_header=False)
+    table = Table(title=title, show_header=False)
     table.add_column("", style="bold")
     table.add_column("", justify="right")
-    for label, value in (("graphs", report.graphs), ("nodes read", report.nodes_read),
-                         ("edges read", report.edges_read), ("questions", report.questions),
-                         ("nodes written", report.nodes_written), ("edges written", report.edges_written),
-                         ("texts embedded", report.texts_embedded), ("bad rows", len(report.bad_rows))):
-        table.add_row(label, f"{value:,}")
+    for label, value in rows:
+        table.add_row(label, value)
     table.add_row("seconds", f"{report.seconds:.1f}")
     console.print(table)
+    if note:
+        console.print(note)
     if report.bad_rows:
         console.print(f"[yellow]{len(report.bad_rows)} bad rows skipped; listed in {bad_report}[/]")
+
+
+def write_bad_rows(path: Path, bad_rows) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("source\tline\tfield\treason\n")
+        for bad in bad_rows:
+            out.write(f"{bad.source or ''}\t{bad.line or ''}\t{bad.field or ''}\t{bad.reason}\n")
 
 
 # -- quickstart -----------------------------------------------------------------------------------
@@ -194,8 +229,8 @@ def quickstart(
         console.print(f"[green]Neo4j is up[/]: {status.bolt_uri}, Browser at {status.browser_url}")
     sample = resources.files("gretriever_neo4j") / "samples" / "webqsp_sample.jsonl"
     ingest(dataset="webqsp", source=str(sample), limit=None, embedder=None, reembed=False, skip_bad=False,
-           bad_report=Path("gqa-bad-rows.tsv"), nodes=None, edges=None, graph=None, split=None, hops=None,
-           batch_size=5000, as_json=False)
+           bad_report=Path("gqa-bad-rows.tsv"), nodes=None, edges=None, graph=None, split=None, seed=None,
+           sync=False, link=True, hops=None, batch_size=5000, as_json=False)
     stats(as_json=False)
     console.rule(f"gqa ask {question!r}")
     from .cli_ask import ask
@@ -239,7 +274,7 @@ def _int_list(text: str, option: str) -> tuple[int, ...]:
 
 
 # The commands of the other CLI modules register themselves on `app` when imported.
-from . import cli_ask, cli_serve, cli_train  # noqa: E402,F401
+from . import cli_ask, cli_graphs, cli_serve, cli_train  # noqa: E402,F401
 
 
 def main() -> None:

@@ -32,6 +32,20 @@ def serve(
                            embedder=embedder, llm=llm, device=device,
                            preload=tuple(g for g in (preload or "").split(",") if g))
     check_bind(config)
+    _limit_malloc_arenas()
     shown = f"[{host}]" if ":" in host else host
     console.print(f"gqa serving on http://{shown}:{port}/ (API docs at /docs); Ctrl-C stops it")
     run(config, Connection.settings())
+
+
+def _limit_malloc_arenas(arenas: int = 2) -> None:
+    """glibc gives every thread that allocates its own malloc arena; a threaded server whose requests allocate
+    numpy and torch buffers then grows its RSS for long after its working set stopped growing."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(-8, arenas)  # M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to tune

@@ -15,19 +15,24 @@ from .errors import GqaError
 
 @app.command("train-retriever")
 def train_retriever_command(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="a stored KG dataset with questions (metaqa, webqsp)"),
-    graph: Optional[str] = typer.Option(None, "--graph", help="default: the graph its questions are asked over"),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="the dataset of the training questions "
+                                          "(metaqa, webqsp, or a graph's name for `gqa ingest questions`) [default: "
+                                          "the one holding --graph's questions]"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="the stored KG [default: the graph its questions "
+                                        "are asked over]"),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N training questions"),
     epochs: int = typer.Option(8, "--epochs", min=1),
     max_edges: int = typer.Option(200, "--max-edges", min=1, help="subgraph budget at retrieval time"),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="default ~/.cache/gqa/retrievers/DATASET.pt"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="default ~/.cache/gqa/retrievers/GRAPH.pt"),
     embedder: Optional[str] = typer.Option(None, "--embedder"),
 ) -> None:
     """Train the learned retriever alone (question-conditioned triple scorer) on weak labels from a stored KG.
-    `gqa train --dataset D` trains it together with the reader."""
+    `gqa train --graph G` trains it together with the reader."""
     from .embed import Embedder
     from .learned_retrieval import train_learned_retriever
 
+    with store_session() as store:
+        dataset, graph = resolve_dataset(store, dataset, graph)
     model = Embedder(embedder)
 
     def progress(stage: str, info: dict) -> None:
@@ -41,6 +46,23 @@ def train_retriever_command(
                                           max_edges=max_edges, out=out, progress=progress)
     console.print(f"trained on {trained.questions:,} questions in {trained.seconds:.0f} s; "
                   f"checkpoint {trained.path}")
+
+
+def resolve_dataset(store, dataset: Optional[str], graph: Optional[str]) -> tuple[str, Optional[str]]:
+    """(dataset, graph) from --dataset and --graph: either may be left out when the other tells it."""
+    if dataset is None and graph is None:
+        raise GqaError("give --graph NAME (a stored graph with questions) or --dataset NAME")
+    if dataset is None:
+        held = store.question_datasets(graph)
+        if not held:
+            raise GqaError(f"no questions are stored for graph {graph!r}: add some with `gqa ingest questions "
+                           f"--graph {graph} --source FILE`" if store.graph_info(graph) is not None else
+                           f"no stored graph is called {graph!r} (see `gqa stats`)")
+        if len(held) > 1:
+            raise GqaError(f"graph {graph!r} has questions of several datasets "
+                           f"({', '.join(row['dataset'] for row in held)}): choose one with --dataset")
+        dataset = held[0]["dataset"]
+    return dataset, graph
 
 
 def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], label: str):
@@ -88,8 +110,10 @@ def _progress_printer(stage: str, info: dict) -> None:
 
 @app.command()
 def train(
-    dataset: str = typer.Option(..., "--dataset", "-d", help="explagraphs | scenegraphs | webqsp | metaqa | any "
-                                "stored dataset with questions"),
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="explagraphs | scenegraphs | webqsp | "
+                                          "metaqa | any stored dataset with questions [default: --graph's]"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="a stored graph with questions (`gqa ingest "
+                                        "questions`); KG training uses its questions only"),
     variant: Optional[str] = typer.Option(None, "--config", "-c", help="one of the paper's configurations "
                                           "(prompt-tuning | g-retriever | lora | g-retriever-lora), trained into "
                                           "--out; without it, a knowledge graph's retriever, reader (and "
@@ -122,11 +146,31 @@ def train(
     embedder: Optional[str] = typer.Option(None, "--embedder"),
     retriever_kind: str = typer.Option("auto", "--retriever", help="--config: auto | static | learned"),
     retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint"),
+    balance_labels: bool = typer.Option(False, "--balance-labels", help="--config: every answer label equally "
+                                        "often per epoch (label tasks such as ExplaGraphs)"),
+    nproc: int = typer.Option(1, "--nproc", min=1, help="--config: data-parallel processes (torchrun + DDP; one "
+                              "per GPU, or CPU processes with gloo); --batch-size is per process"),
 ) -> None:
     """Train on a stored graph's questions: everything `gqa ask` uses for a KG (default), or one of the paper's
     configurations (--config)."""
+    import os
+
     from .embed import Embedder
 
+    if nproc > 1 and "WORLD_SIZE" not in os.environ:
+        if variant is None:
+            raise GqaError("--nproc applies to the paper's configurations: give --config")
+        raise typer.Exit(_relaunch_distributed(nproc))
+    from .train.distributed import barrier, init_from_environment
+
+    world = init_from_environment()
+    if world.distributed and device == "auto":
+        import torch
+
+        device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
+
+    with store_session() as store:
+        dataset, graph = resolve_dataset(store, dataset, graph)
     model_embedder = Embedder(embedder)
     registered = None
     if variant is None:
@@ -146,7 +190,7 @@ def train(
         with store_session() as store:
             options = GraphTrainingOptions(generator=generator, reader_questions=reader_questions,
                                            generator_questions=generator_questions, llm=llm, device=device,
-                                           seed=seed, retriever_questions=limit)
+                                           seed=seed, retriever_questions=limit, graph=graph)
             models = train_graph(store, model_embedder, dataset, options, progress=_progress_printer)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
         console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
@@ -161,8 +205,10 @@ def train(
                          use_graph_encoder=not no_graph_encoder, use_projector=not no_projector,
                          use_textualized_graph=not no_textualized_graph)
     train_config = TrainConfig(lr=lr, batch_size=batch_size, grad_accum=grad_accum, epochs=epochs, patience=patience,
-                               seed=seed, max_steps=max_steps, resume=resume)
+                               seed=seed, max_steps=max_steps, resume=resume, balance_labels=balance_labels)
     config = config.replace(gnn_in_dim=model_embedder.dim, embedder=model_embedder.name)
+    if world.distributed and not world.main:
+        barrier(world)  # rank 0 retrieves (and caches) the samples first; the others read them from the cache
     with store_session() as store:
         retriever = _retriever_for(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
         train_samples = _samples(store, retriever, dataset, train_split, limit, f"{dataset}/{train_split}")
@@ -171,12 +217,18 @@ def train(
         except GqaError:
             val_samples = []
             console.print(f"[yellow]no {val_split!r} questions: the training loss selects the best epoch[/]")
+    if world.distributed and world.main:
+        barrier(world)
     with console.status(f"loading {config.llm}…"):
         model = build_model(config, device=device)
     trainable, total = model.parameter_counts()
-    console.print(f"{variant}: {trainable:,} trainable of {total:,} parameters; {len(train_samples)} train / "
-                  f"{len(val_samples)} val samples; checkpoints in {out}")
+    if world.main:
+        console.print(f"{variant}: {trainable:,} trainable of {total:,} parameters; {len(train_samples)} train / "
+                      f"{len(val_samples)} val samples; checkpoints in {out}"
+                      + (f"; {world.size} data-parallel processes" if world.distributed else ""))
     history = run_training(model, train_samples, val_samples, train_config, out, progress=console)
+    if not world.main:
+        return
     table = Table(title=f"gqa train {dataset} {variant} ({history.stop_reason})")
     for column in ("epoch", "train loss", "val loss", "seconds", "peak RSS MiB", "collapse"):
         table.add_column(column, justify="right")
@@ -187,6 +239,25 @@ def train(
     console.print(f"best checkpoint: {history.best_checkpoint}")
     if registered is not None and history.best_checkpoint is not None:
         _register_generator(dataset, model_embedder.name, history.best_checkpoint, registered, history)
+
+
+def _relaunch_distributed(nproc: int) -> int:
+    """Run this very command again under torchrun with `nproc` processes (without --nproc); its exit code."""
+    import subprocess
+    import sys
+
+    argv, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--nproc":
+            skip = True
+        elif not arg.startswith("--nproc="):
+            argv.append(arg)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+               "-m", "gretriever_neo4j", *argv]
+    console.print(f"data-parallel training in {nproc} processes: {' '.join(command[1:])}")
+    return subprocess.run(command).returncode
 
 
 def _register_generator(dataset: str, embedder_name: str, best: Path, folder: Path, history) -> None:

@@ -101,10 +101,10 @@ class Embedder:
         return self._model.tokenizer
 
     def embed_query(self, text: str) -> QueryEmbedding:
+        """One text, through the same cache as `embed`: retrieval and answering embed the same question (and its
+        masked form) several times."""
         tokens = len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
-        vector = self._model.encode([text], convert_to_numpy=True, normalize_embeddings=True,
-                                    show_progress_bar=False)[0].astype(np.float32)
-        return QueryEmbedding(vector=vector, truncated=tokens > self.max_seq_length, tokens=tokens)
+        return QueryEmbedding(vector=self.embed([text])[0], truncated=tokens > self.max_seq_length, tokens=tokens)
 
     def forget(self, texts: Iterable[str]) -> None:
         for text in texts:

@@ -15,6 +15,7 @@ of the zero-shot reader; a trained reader learns from the graph's questions when
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,8 @@ class GroundedAnswerer:
     (`reader_is_sure`), since otherwise it could only repeat the reader's set; "never" is the reader alone."""
 
     def __init__(self, reader, embed: Callable[[list[str]], np.ndarray], generator: Callable | None = None, *,
-                 reader_weight: float = READER_WEIGHT, max_items: int = MAX_ITEMS, llm_when: str = "auto"):
+                 reader_weight: float = READER_WEIGHT, max_items: int = MAX_ITEMS, llm_when: str = "auto",
+                 llm_lock=None):
         from .errors import ConfigError
 
         if llm_when not in LLM_WHEN:
@@ -142,6 +144,7 @@ class GroundedAnswerer:
         self.reader_weight = reader_weight
         self.max_items = max_items
         self.llm_when = llm_when
+        self.llm_lock = llm_lock or contextlib.nullcontext()
 
     def answer(self, question: str, result, *, hints: Sequence[str] = (), qid: str = "q", streamer=None,
                cancel=None) -> GroundedResult:
@@ -156,8 +159,9 @@ class GroundedAnswerer:
         if (self.generator_factory is not None and reading.ranked
                 and (self.llm_when == "always" or not reader_is_sure(reading))):
             started = time.perf_counter()
-            self.generator = self.generator or self.generator_factory()
-            nodes, raw = self._generate(reading, item.question, qid, streamer, cancel)
+            with self.llm_lock:
+                self.generator = self.generator or self.generator_factory()
+                nodes, raw = self._generate(reading, item.question, qid, streamer, cancel)
             timings["generate"] = (time.perf_counter() - started) * 1000
             spoke = True
         return GroundedResult(nodes=nodes, raw=raw, reading=reading, evidence_edges=reading.evidence_for(nodes, 32),

@@ -1,5 +1,8 @@
 """Loader records -> embeddings -> Neo4j, in batches that are transactions.
 
+`sync`: the stored graph is made equal to the source (`SourceIndex`): what the source no longer holds is
+deleted afterwards, in batches.
+
 Idempotent and resumable: nodes and edges are merged on their identity, and a batch first asks the store which of
 its nodes and edges are already stored with a vector, so a second run (or the rest of an interrupted one) embeds
 and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
@@ -15,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InputError
+from .errors import ConfigError, InputError
 from .records import GraphRecord, QuestionRecord, Record
 from .store import GraphStore, WriteBatch, vectors_param
 
@@ -35,6 +38,9 @@ class IngestReport:
     graph_ids: set[str] = field(default_factory=set, repr=False)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    nodes_deleted: int = 0  # --sync: what the source no longer holds
+    edges_deleted: int = 0
+    questions_deleted: int = 0
 
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items() if k not in ("bad_rows", "graph_ids")}
@@ -183,23 +189,73 @@ def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = 
 
 
 def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
-                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None) -> IngestReport:
-    """Prepares the schema for the embedder, then writes the planned records batch by batch."""
+                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
+                 sync: bool = False, sync_graphs: Iterable[str] = ()) -> IngestReport:
+    """Prepares the schema for the embedder, then writes the planned records batch by batch.
+
+    `sync`: afterwards, delete from every graph the source wrote (and from `sync_graphs`, for a source that may
+    be empty) the edges, nodes and questions it no longer holds (`SourceIndex`)."""
     store.ensure_schema(embedder.name, embedder.dim, reembed=reembed)
     if reembed:
         store.reembed(embedder.embed)
     before = embedder.texts_embedded
-    report = ingest(plan.records(), store, embedder.embed, dataset=plan.dataset, total=plan.total,
+    index = SourceIndex(sync_graphs) if sync else None
+    records = index.watch(plan.records()) if index is not None else plan.records()
+    report = ingest(records, store, embedder.embed, dataset=plan.dataset, total=plan.total,
                     max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows)
     report.texts_embedded = embedder.texts_embedded - before
+    if index is not None:
+        index.sweep(store, report)
     store.await_indexes()
     return report
+
+
+class SourceIndex:
+    """What a source holds, per graph: node keys, edge identities (src, text, dst), question ids.
+
+    A sync upserts the source first (unchanged items are skipped, changed texts re-embedded), then compares
+    the stored graph with this index and deletes the difference, edges before nodes. Both steps are idempotent
+    and the index is rebuilt from the source on every run, so a sync interrupted anywhere and run again ends
+    with exactly the source's nodes and edges."""
+
+    def __init__(self, graphs: Iterable[str] = ()):
+        self.nodes: dict[str, set[str]] = {graph: set() for graph in graphs}
+        self.edges: dict[str, set[tuple[str, str, str]]] = {graph: set() for graph in self.nodes}
+        self.questions: dict[tuple[str, str], set[str]] = {}
+
+    def watch(self, records: Iterable[Record]) -> Iterator[Record]:
+        for record in records:
+            if isinstance(record, GraphRecord):
+                self.nodes.setdefault(record.graph_id, set()).update(node.key for node in record.nodes)
+                self.edges.setdefault(record.graph_id, set()).update(
+                    (edge.src, edge.text, edge.dst) for edge in record.edges)
+            elif isinstance(record, QuestionRecord):
+                self.questions.setdefault((record.dataset, record.graph_id), set()).add(record.qid)
+            yield record
+
+    def sweep(self, store: GraphStore, report: IngestReport) -> None:
+        for graph, keys in self.nodes.items():
+            edges = self.edges.get(graph, set())
+            stale_edges = [{"src": row["src"], "text": row["text"], "dst": row["dst"]}
+                           for row in store.kg_triples(graph) if (row["src"], row["text"], row["dst"]) not in edges]
+            report.edges_deleted += store.delete_edges(graph, stale_edges)
+            stale_nodes = [row["key"] for row in store.kg_nodes(graph, with_embeddings=False) if row["key"] not in keys]
+            report.nodes_deleted += store.delete_nodes(graph, stale_nodes)
+            if stale_edges or stale_nodes:
+                store.bump_graph_version(graph)
+        for (dataset, graph), qids in self.questions.items():
+            stale = sorted(store.question_ids(dataset, graph) - qids)
+            report.questions_deleted += store.delete_questions(dataset, stale)
 
 
 def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
                    limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
                    max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
-                   **options) -> IngestReport:
+                   sync: bool = False, **options) -> IngestReport:
+    if sync and limit is not None:
+        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
     plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
+    graph = options.get("graph")
     return execute_plan(plan, store, embedder, reembed=reembed, max_batch_items=max_batch_items,
-                        on_progress=on_progress)
+                        on_progress=on_progress, sync=sync,
+                        sync_graphs=[graph.strip()] if sync and isinstance(graph, str) and graph.strip() else [])

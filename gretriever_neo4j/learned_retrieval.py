@@ -25,8 +25,9 @@ from .retriever import Retrieval, Retriever
 from .settings import gqa_home
 
 
-def default_checkpoint(dataset: str) -> Path:
-    return gqa_home() / "retrievers" / f"{dataset}.pt"
+def default_checkpoint(graph: str) -> Path:
+    """Where `gqa train-retriever` saves the retriever of a graph (`QA` finds it there)."""
+    return gqa_home() / "retrievers" / f"{graph}.pt"
 
 
 @dataclass
@@ -40,22 +41,27 @@ class TrainedRetriever:
 def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None = None, limit: int | None = None,
                             epochs: int = 8, max_edges: int = 200, out: Path | None = None,
                             progress: Callable[[str, dict], None] | None = None) -> TrainedRetriever:
-    """Trains on the dataset's "train" questions that have answers; nothing in it knows any relation name."""
+    """Trains on the dataset's "train" questions over `graph` (default: the graph of its first question) that
+    have answers and topic entities; nothing in it knows any relation name or dataset."""
     from .retrieval.kg import KnowledgeGraph
 
     questions = [q for q in store.questions(dataset, "train") if q["answers"] and q["topic_entities"]]
+    graph = graph or (questions[0]["graph"] if questions else None)
+    questions = [q for q in questions if q["graph"] == graph]
     if not questions:
-        raise ConfigError(f"no 'train' questions with answers and topic entities for {dataset!r}: "
-                          f"ingest a KG dataset with questions first")
+        raise ConfigError(f"no 'train' questions with answers and topic entities for dataset {dataset!r}"
+                          + (f" over graph {graph!r}" if graph else "") + ": ingest a KG with questions first "
+                          "(`gqa ingest questions --graph NAME --source FILE`)")
+    if store.graph_info(graph) is None:
+        raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
     questions = questions[:limit] if limit else questions
-    graph = graph or questions[0]["graph"]
     started = time.perf_counter()
     kg = KnowledgeGraph.from_store(store, graph)
     training = [TrainingQuestion(strip_topic_markers(q["text"]), q["topic_entities"], q["answers"]) for q in questions]
     config = RetrieverConfig(epochs=epochs, max_edges=max_edges)
     model, history = train_retriever(kg, training, embedder, config, progress=progress)
     prior = MentionPrior.fit([(q["text"], q["topic_entities"]) for q in questions], InMemoryLinking(kg), None)
-    path = save_checkpoint(out or default_checkpoint(dataset), model, config, embedder.name, prior)
+    path = save_checkpoint(out or default_checkpoint(graph), model, config, embedder.name, prior)
     return TrainedRetriever(path=path, questions=len(training), seconds=time.perf_counter() - started,
                             history=history)
 

@@ -58,9 +58,10 @@ class QA:
         if trained is not None and trained.retriever:
             check_embedder(trained, self.embedder.name)
             return trained.path("retriever")
-        info = self.store.graph_info(graph)
-        legacy = legacy_retriever(info["dataset"]) if info else None
-        return legacy if legacy is not None and legacy.is_file() else None
+        # `gqa train-retriever` saves under the graph's name (earlier versions: the dataset's, which was the graph's
+        # name for every KG dataset; a user's graphs share the dataset "triples" or "csv").
+        legacy = legacy_retriever(graph)
+        return legacy if legacy.is_file() else None
 
     def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None):
         """(retriever, description). `kind`: auto (learned when trained for the graph), static, or learned."""

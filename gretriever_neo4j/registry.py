@@ -30,8 +30,9 @@ def models_dir(graph: str) -> Path:
     return gqa_home() / "models" / safe
 
 
-def legacy_retriever(dataset: str) -> Path:
-    return gqa_home() / "retrievers" / f"{dataset}.pt"
+def legacy_retriever(name: str) -> Path:
+    """`gqa train-retriever`'s checkpoint for a graph (or, before graphs named it, a dataset)."""
+    return gqa_home() / "retrievers" / f"{name}.pt"
 
 
 @dataclass(frozen=True)

@@ -234,8 +234,11 @@ class Retriever:
 
     def _record(self, retrieval: Retrieval) -> None:
         sub = retrieval.result.subgraph
-        node_refs = list(sub.node_refs) if sub.node_refs is not None else [
-            row["ref"] for row in self.store.graph_nodes(retrieval.graph, sub.node_keys)]
+        if sub.node_refs is not None:
+            node_refs = list(sub.node_refs)
+        else:
+            found = self.store.node_refs(retrieval.graph, sub.node_keys)
+            node_refs = [found[k] for k in sub.node_keys if k in found]
         self.store.record_retrieval(
             id=retrieval.id, question=retrieval.question, graph=retrieval.graph,
             params=json.dumps(params_to_dict(retrieval.params)), node_refs=node_refs,

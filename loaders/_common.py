@@ -194,6 +194,57 @@ def paper_split(n_samples: int, seed: int = 42) -> list[str]:
     return labels
 
 
+def parse_split_option(text: str | None) -> str | dict[str, float] | None:
+    """`--split`: None, one split name ("test": every question in it), or seeded fractions such as
+    "train=0.6,val=0.2,test=0.2" (names as `normalise_split` knows them, fractions >= 0 summing to 1)."""
+    if text is None:
+        return None
+    if "=" not in text:
+        name = normalise_split(text)
+        if name is None:
+            raise ConfigError(f"unknown split {text!r}: use train, val (validation) or test, or fractions such as "
+                              f"train=0.6,val=0.2,test=0.2")
+        return name
+    fractions: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, value = part.partition("=")
+        split = normalise_split(name)
+        if split is None or split in fractions:
+            raise ConfigError(f"--split {text!r}: {name.strip()!r} is not a split name (train, val, test) or is "
+                              f"given twice")
+        try:
+            fraction = float(value)
+        except ValueError:
+            raise ConfigError(f"--split {text!r}: {value.strip()!r} is not a number") from None
+        if not 0.0 <= fraction <= 1.0 or not math.isfinite(fraction):
+            raise ConfigError(f"--split {text!r}: fractions lie in [0, 1], not {value.strip()}")
+        fractions[split] = fraction
+    if abs(sum(fractions.values()) - 1.0) > 1e-6:
+        raise ConfigError(f"--split {text!r}: the fractions sum to {sum(fractions.values()):g}, not 1")
+    return fractions
+
+
+def seeded_split(n_samples: int, fractions: dict[str, float], seed: int) -> list[str]:
+    """A split name for each of n_samples positions: one `RandomState(seed).permutation(n)`, cut into consecutive
+    parts of round(cumulative fraction * n) positions in the order the fractions are given."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"the split seed must be an integer, not {seed!r}")
+    labels = [""] * n_samples
+    permutation = np.random.RandomState(seed).permutation(n_samples)
+    start, cumulative = 0, 0.0
+    items = list(fractions.items())
+    for i, (name, fraction) in enumerate(items):
+        cumulative += fraction
+        end = n_samples if i == len(items) - 1 else min(n_samples, int(round(cumulative * n_samples)))
+        for position in permutation[start:end]:
+            labels[position] = name
+        start = max(start, end)
+    return labels
+
+
+DEFAULT_SPLIT_SEED = 42
+
+
 # --- graph building ------------------------------------------------------------------------------
 
 class GraphBuilder:

@@ -7,6 +7,10 @@ Source format
 
     * a JSONL file, one row per line (e.g. the shared `webqsp/webqsp_evidence_test.jsonl`); its split comes
       from the `split=` option, else from the file name (train / validation|val / test), else "test";
+      `split=` may instead give seeded fractions ("train=0.6,val=0.2,test=0.2", with `seed=`, default 42):
+      one `RandomState(seed).permutation` of all the source's rows, cut in that order (`_common.seeded_split`).
+      The shared evidence file holds test questions only: such a split lets WebQSP train and test on disjoint
+      questions, which is not the paper's protocol (it trains on WebQSP's own train split);
     * a folder holding the hub dataset's parquet files (`data/train-00000-of-00002.parquet`, `validation-...`,
       `test-...`, found recursively), read with pyarrow record batch by record batch, split from each file
       name; a folder without parquet files is read as a folder of JSONL files;
@@ -31,6 +35,7 @@ Provenance
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -40,8 +45,8 @@ from pathlib import Path
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
 
-from ._common import (GraphBuilder, OnBadRow, check_limit, normalise_split, numbered_lines, reject,
-                      reject_unknown_options, split_from_filename)
+from ._common import (DEFAULT_SPLIT_SEED, GraphBuilder, OnBadRow, check_limit, normalise_split, numbered_lines,
+                      parse_split_option, reject, reject_unknown_options, seeded_split, split_from_filename)
 
 DATASET = "webqsp"
 KIND = "kg"
@@ -73,23 +78,37 @@ class _RawRow:
 
 
 def read(source: str | Path | None = None, *, limit: int | None = None, on_bad_row: OnBadRow | None = None,
-         split: str | None = None, **options: object) -> Iterator[Record]:
+         split: str | None = None, seed: int | None = None, **options: object) -> Iterator[Record]:
     """Stream GraphRecord, QuestionRecord pairs, one pair per row; see the module docstring."""
     reject_unknown_options(DATASET, options)
     limit = check_limit(limit)
-    forced_split = _checked_split_option(split)
+    option = parse_split_option(split)
+    forced_split = option if isinstance(option, str) else None
     source = DEFAULT_SOURCE if source is None else source
     path = Path(source)
-    if path.is_file():
-        rows = _jsonl_rows(path, forced_split)
-    elif path.is_dir():
-        rows = _folder_rows(path, forced_split)
-    elif _looks_like_hub_id(str(source)):
-        rows = _hub_rows(str(source), _import_datasets(str(source)))
-    else:
+
+    def rows() -> Iterator[_RawRow]:
+        if path.is_file():
+            return _jsonl_rows(path, forced_split)
+        if path.is_dir():
+            return _folder_rows(path, forced_split)
+        return _hub_rows(str(source), _import_datasets(str(source)))
+
+    if not path.exists() and not _looks_like_hub_id(str(source)):
         raise InputError("WebQSP source not found (expected a JSONL file, a folder of parquet files "
                          "or a hub id like rmanluo/RoG-webqsp)", source=path)
-    return _records(rows, limit, on_bad_row)
+    if isinstance(option, dict):
+        # Seeded fractions over every row of the source (whatever `limit` is), in source order.
+        labels = seeded_split(sum(1 for _ in rows()), option, DEFAULT_SPLIT_SEED if seed is None else seed)
+        return _records(_relabelled(rows(), labels), limit, on_bad_row)
+    if seed is not None:
+        raise ConfigError("seed= applies to a split given as fractions (split='train=0.6,val=0.2,test=0.2')")
+    return _records(rows(), limit, on_bad_row)
+
+
+def _relabelled(rows: Iterator[_RawRow], labels: list[str]) -> Iterator[_RawRow]:
+    for position, row in enumerate(rows):
+        yield dataclasses.replace(row, split=labels[position])
 
 
 def _looks_like_hub_id(source: str) -> bool:
@@ -161,15 +180,6 @@ def _text_list(row: _RawRow, name: str) -> list[str]:
     if not all(isinstance(value, str) for value in values):
         raise row.error(f"'{name}' must be a list of strings", field=name)
     return values
-
-
-def _checked_split_option(split: str | None) -> str | None:
-    if split is None:
-        return None
-    normalised = normalise_split(split)
-    if normalised is None:
-        raise ConfigError(f"unknown split {split!r}: use train, val (validation) or test")
-    return normalised
 
 
 # --- sources ---------------------------------------------------------------------------------------

@@ -111,6 +111,8 @@ def test_train_once_then_plain_ask_uses_the_trained_models(store, embedder, cli_
     data = json.loads(asked.stdout)
     assert data["retriever"] == "learned" and "retriever.pt" in data["retriever_model"]
     assert data["answer"]["models"]["reader"].startswith("reader") and data["answer"]["text"] == "Director 4"
+    plain = json.loads(_gqa("ask", "--graph", prefix, "--json", "who directed Film C4").stdout)["answer"]
+    assert plain["text"] == "Director 4" and plain["models"]["generator"].startswith("not asked: a trained reader")
     printed = _gqa("ask", "--graph", prefix, "--reader-only", "who directed Film C4")
     assert "reader reader.pt" in printed.stdout and "learned" in printed.stdout
 

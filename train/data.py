@@ -24,9 +24,16 @@ _TOPIC_MARKERS = re.compile(r"\[([^\]]*)\]")
 CLASSIFICATION = {"explagraphs", "scenegraphs"}
 
 
-def retrieval_text(dataset: str, question: str) -> str:
-    """What retrieval embeds: MetaQA marks its topic entity with [brackets], which real users never type."""
-    return _TOPIC_MARKERS.sub(r"\1", question) if dataset == "metaqa" else question
+def retrieval_text(dataset: str, question: str, topic_entities: Sequence[str] = ()) -> str:
+    """What retrieval embeds: MetaQA (and questions files written like it) mark the topic entity with
+    [brackets], which real users never type. Brackets are removed for MetaQA, and wherever one encloses a topic
+    entity of the question."""
+    if dataset == "metaqa":
+        return _TOPIC_MARKERS.sub(r"\1", question)
+    topics = {t.strip().lower() for t in topic_entities}
+    if topics and any(m.group(1).strip().lower() in topics for m in _TOPIC_MARKERS.finditer(question)):
+        return _TOPIC_MARKERS.sub(r"\1", question)
+    return question
 
 
 # Classification datasets whose answers are one of a few labels: generation is constrained to them.
@@ -119,7 +126,8 @@ def build_samples(store, retriever, dataset: str, split: str, *, limit: int | No
     samples = cache.load(path)
     missing = [q for q in questions if q["qid"] not in samples]
     for done, question in enumerate(missing, 1):
-        result = retrieve(retrieval_text(dataset, question["text"]), question["graph"])
+        result = retrieve(retrieval_text(dataset, question["text"], question.get("topic_entities") or ()),
+                          question["graph"])
         samples[question["qid"]] = sample_from_retrieval(result, qid=question["qid"], dataset=dataset,
                                                          question=question["text"], answers=question["answers"],
                                                          graph_id=question["graph"])

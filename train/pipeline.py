@@ -1,4 +1,4 @@
-"""`gqa train --dataset D`: train what a stored graph's questions allow, into GQA_HOME (`registry`).
+"""`gqa train --graph G` (or `--dataset D`): train what a stored graph's questions allow, into GQA_HOME (`registry`).
 
 For a knowledge graph with training questions:
 1. the **learned retriever** (when questions name their topic entities), on weak labels (`retrieval.learned`);
@@ -65,6 +65,8 @@ def train_graph(store, embedder, dataset: str, options: GraphTrainingOptions = G
     graph = options.graph or train_rows[0]["graph"]
     train_rows = [q for q in train_rows if q["graph"] == graph]
     val_rows = [q for q in val_rows if q["graph"] == graph]
+    if not train_rows:
+        raise ConfigError(f"dataset {dataset!r} has no 'train' questions with answers over graph {graph!r}")
     info = store.graph_info(graph)
     if info is None:
         raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")

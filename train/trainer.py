@@ -29,6 +29,7 @@ from ..errors import ConfigError, InputError, ModelError
 from ..model.gretriever import GraphQAModel
 from ..model.sample import QASample, collate
 from .checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
+from .distributed import World, barrier, current_world, gather, mean_across, shard, wrap
 
 BEST = "best"
 LAST = "last"
@@ -53,6 +54,9 @@ class TrainConfig:
     resume: bool = False  # continue from checkpoint_dir/last when it exists
     group_by_length: bool = True  # batches of similar length: less padding (see `epoch_order`)
     threads: int | None = None  # torch CPU threads while training (default: torch's own choice)
+    # Label tasks (ExplaGraphs: support/counter): each epoch draws its samples so that every answer is equally
+    # frequent, so the majority answer cannot win the loss by itself (see `balanced_draw`).
+    balance_labels: bool = False
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "eval_batch_size", "grad_accum", "epochs"):
@@ -144,6 +148,23 @@ def epoch_order(sample_count: int, seed: int, epoch: int, lengths: Sequence[int]
     return [i for batch in shuffled for i in batch]
 
 
+def balanced_draw(labels: Sequence[str], seed: int, epoch: int) -> list[int]:
+    """As many sample indices as there are samples, drawn so that every label gets an equal share: the
+    minority labels' samples repeat, the majority's are subsampled (a different subset each epoch). Depends only
+    on (seed, epoch), like `epoch_order`, so resumes and ranks agree."""
+    generator = torch.Generator().manual_seed(seed * 100_003 + epoch + 50_021)
+    groups: dict[str, list[int]] = {}
+    for index, label in enumerate(labels):
+        groups.setdefault(label, []).append(index)
+    drawn: list[int] = []
+    for rank, members in enumerate(groups[label] for label in sorted(groups)):
+        quota = len(labels) // len(groups) + (1 if rank < len(labels) % len(groups) else 0)
+        repeats = -(-quota // len(members))
+        picks = torch.cat([torch.randperm(len(members), generator=generator) for _ in range(repeats)])[:quota]
+        drawn.extend(members[p] for p in picks.tolist())
+    return drawn
+
+
 def sample_length(sample: QASample) -> int:
     """A cheap proxy of a sample's token count, for grouping by length."""
     return len(sample.desc) + len(sample.question) + len(sample.label)
@@ -174,10 +195,12 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                                   betas=config.betas)
     history = TrainHistory()
     state = _RunState()
+    world = current_world()
     if config.resume and (checkpoint_dir / LAST).is_dir():
         state = _resume(model, optimizer, checkpoint_dir / LAST, history)
-    batches_per_epoch = math.ceil(len(train_samples) / config.batch_size)
-    display = _Display(progress, total_steps=config.epochs * batches_per_epoch,
+    engine = wrap(model, world)  # DDP around the model when launched by torchrun, else the model itself
+    batches_per_epoch = math.ceil(len(shard(range(len(train_samples)), config.batch_size, world)) / config.batch_size)
+    display = _Display(progress if world.main else None, total_steps=config.epochs * batches_per_epoch,
                        done=state.epoch * batches_per_epoch + state.batch_in_epoch)
     history.stop_reason = "epochs"
     try:
@@ -186,12 +209,22 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                 history.stop_reason = "max-steps"
                 break
             started = time.perf_counter()
-            order = epoch_order(len(train_samples), config.seed, state.epoch, lengths, config.batch_size)
-            losses, cut_short = _train_epoch(model, optimizer, parameters, train_samples, order, config, state,
+            if config.balance_labels:
+                drawn = balanced_draw([sample.label for sample in train_samples], config.seed, state.epoch)
+                positions = epoch_order(len(drawn), config.seed, state.epoch,
+                                        [lengths[i] for i in drawn] if lengths else None,
+                                        config.batch_size * world.size)
+                order = [drawn[p] for p in positions]
+            else:
+                order = epoch_order(len(train_samples), config.seed, state.epoch, lengths,
+                                    config.batch_size * world.size)
+            order = shard(order, config.batch_size, world)
+            losses, cut_short = _train_epoch(engine, optimizer, parameters, train_samples, order, config, state,
                                              batches_per_epoch, display)
-            train_loss = sum(losses) / len(losses) if losses else float("nan")
+            train_loss = mean_across(losses, world) if world.distributed else (
+                sum(losses) / len(losses) if losses else float("nan"))
             train_seconds = time.perf_counter() - started
-            validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers) \
+            validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers, world=world) \
                 if val_samples else None
             val_loss = validation.loss if validation else None
             selection_loss = val_loss if val_loss is not None else train_loss
@@ -205,12 +238,15 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
             history.epochs.append(record)
             if losses and selection_loss < state.best_loss:
                 state.best_loss, state.best_epoch = selection_loss, state.epoch
-                save_checkpoint(model, checkpoint_dir / BEST, epoch=state.epoch, step=state.steps,
-                                metrics={"val_loss": val_loss, "train_loss": train_loss})
+                if world.main:
+                    save_checkpoint(model, checkpoint_dir / BEST, epoch=state.epoch, step=state.steps,
+                                    metrics={"val_loss": val_loss, "train_loss": train_loss})
             display.epoch_done(record)
             if not cut_short:
                 state.epoch, state.batch_in_epoch = state.epoch + 1, 0
-            _save_last(model, optimizer, checkpoint_dir / LAST, state, config, history)
+            if world.main:
+                _save_last(model, optimizer, checkpoint_dir / LAST, state, config, history)
+            barrier(world)  # no rank runs ahead of the checkpoints
             if cut_short:
                 history.stop_reason = "max-steps"
                 break
@@ -242,17 +278,20 @@ COLLAPSE_EXCESS = 0.2  # ...and at least this much more often than the gold answ
 
 @torch.no_grad()
 def evaluate(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
-             num_workers: int = 0) -> Validation:
+             num_workers: int = 0, world: World | None = None) -> Validation:
     """Validation loss and what the model would answer first, from the same forward pass: the greedy
     first answer token of every sample against the gold one. A model that says the same thing to every
-    question (ExplaGraphs: "support" for all) is flagged as collapsed."""
+    question (ExplaGraphs: "support" for all) is flagged as collapsed. Distributed, each rank evaluates a
+    slice and every rank gets the same result."""
     if not samples:
         raise InputError("no samples to evaluate")
+    world = world or World()
+    indices = list(range(len(samples)))[world.rank::world.size]
     was_training = model.training
     model.eval()
     losses, predicted, gold = [], [], []
     try:
-        for batch in _loader(samples, list(range(len(samples))), batch_size, num_workers):
+        for batch in (_loader(samples, indices, batch_size, num_workers) if indices else []):
             loss, logits, targets = model.label_logits(batch)
             losses.append(float(loss))
             for row in range(targets.shape[0]):
@@ -263,9 +302,12 @@ def evaluate(model: GraphQAModel, samples: Sequence[QASample], batch_size: int =
                     gold.append(int(targets[row, first]))
     finally:
         model.train(was_training)
+    if world.distributed:
+        predicted, gold = gather(predicted, world), gather(gold, world)
     decode = lambda ids: [model.tokenizer.decode([i]).strip() or repr(model.tokenizer.decode([i])) for i in ids]
     predicted_shares, gold_shares = _shares(decode(predicted)), _shares(decode(gold))
-    return Validation(loss=sum(losses) / len(losses), predicted_shares=predicted_shares, gold_shares=gold_shares,
+    loss = mean_across(losses, world) if world.distributed else sum(losses) / len(losses)
+    return Validation(loss=loss, predicted_shares=predicted_shares, gold_shares=gold_shares,
                       collapse=collapse_warning(predicted_shares, gold_shares))
 
 
@@ -329,10 +371,11 @@ class _RunState:
     best_epoch: int | None = None
 
 
-def _train_epoch(model: GraphQAModel, optimizer: torch.optim.Optimizer, parameters: list[torch.nn.Parameter],
+def _train_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, parameters: list[torch.nn.Parameter],
                  samples: Sequence[QASample], order: list[int], config: TrainConfig, state: _RunState,
                  batches_per_epoch: int, display: "_Display") -> tuple[list[float], bool]:
-    """Train the rest of one epoch; returns the micro-batch losses and whether max_steps cut it short."""
+    """Train the rest of one epoch; returns the micro-batch losses and whether max_steps cut it short. `model`
+    is the GraphQAModel or the DDP wrapping it; `order` this rank's samples."""
     model.train()
     optimizer.zero_grad(set_to_none=True)
     start = state.batch_in_epoch

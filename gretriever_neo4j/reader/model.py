@@ -320,32 +320,19 @@ class ReaderInfo:
 
 def save_reader(path: str | Path, module, config: ReaderConfig, *, embedder: str, graph: str | None,
                 dataset: str | None, threshold: float, history: dict | None = None) -> Path:
-    import torch
+    from ..tagged_files import write_tagged
 
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    torch.save({"format": CHECKPOINT_FORMAT, "config": config.to_dict(), "dim": int(module.question.in_features),
-                "embedder": embedder, "graph": graph, "dataset": dataset, "threshold": float(threshold),
-                "history": history or {}, "state_dict": {k: v.detach().cpu() for k, v in module.state_dict().items()}},
-               partial)
-    partial.replace(path)
-    return path
+    return write_tagged(path, {
+        "format": CHECKPOINT_FORMAT, "config": config.to_dict(), "dim": int(module.question.in_features),
+        "embedder": embedder, "graph": graph, "dataset": dataset, "threshold": float(threshold),
+        "history": history or {}, "state_dict": {k: v.detach().cpu() for k, v in module.state_dict().items()}})
 
 
 def load_reader(path: str | Path):
     """-> (torch module in eval mode, ReaderInfo)."""
-    import torch
+    from ..tagged_files import read_tagged
 
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no reader checkpoint at {path}")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises pickle, zip and runtime errors for foreign files
-        raise ConfigError(f"{path} is not a reader checkpoint ({error.__class__.__name__})") from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise ConfigError(f"{path} is not a reader checkpoint (format {CHECKPOINT_FORMAT} expected)")
+    data = read_tagged(path, CHECKPOINT_FORMAT, "reader")
     config = ReaderConfig.from_dict(data["config"])
     module = build_module(int(data["dim"]), config)
     module.load_state_dict(data["state_dict"])

@@ -222,6 +222,40 @@ class CandidateGraph:
         return self.prepared_edges.cosine(question_embedding)
 
     @cached_property
+    def edges_by_distinct_row(self) -> list[np.ndarray]:
+        """Edges grouped by their distinct embedding row (a KG's relation), each group in rank-key order."""
+        inverse = self.prepared_edges.inverse
+        order = np.lexsort((self.edge_rank_key_ranks, inverse))  # stable: equal ranks keep index order
+        bounds = np.searchsorted(inverse[order], np.arange(len(self.prepared_edges.rows) + 1))
+        return [order[bounds[i]:bounds[i + 1]] for i in range(len(bounds) - 1)]
+
+    def top_edges(self, question_embedding: np.ndarray, k: int) -> np.ndarray:
+        """`seeds.rank_top_by_rank(edge_similarity(q), edge_rank_key_ranks, k)`, computed per distinct row: a
+        knowledge graph's edges share a handful of relation vectors, so its scores tie in large blocks."""
+        from gretriever_neo4j.retrieval.seeds import round_scores
+
+        k = min(max(int(k), 0), self.num_edges)
+        if k == 0:
+            return np.zeros(0, dtype=np.int64)
+        prepared = self.prepared_edges
+        q = np.asarray(question_embedding, dtype=np.float32).reshape(-1).astype(np.float64)
+        row_scores = round_scores(prepared.rows @ q / (prepared.norms * max(float(np.linalg.norm(q)), 1e-8)))
+        groups = self.edges_by_distinct_row
+        ranks = self.edge_rank_key_ranks
+        chosen: list[np.ndarray] = []
+        taken = 0
+        for score in np.unique(row_scores)[::-1]:  # best score first
+            rows = np.flatnonzero(row_scores == score)
+            block = groups[rows[0]] if len(rows) == 1 else np.concatenate([groups[r] for r in rows])
+            if len(rows) > 1:
+                block = block[np.lexsort((block, ranks[block]))]
+            chosen.append(block[:k - taken])
+            taken += len(chosen[-1])
+            if taken >= k:
+                break
+        return np.concatenate(chosen)
+
+    @cached_property
     def edge_rank_key_ranks(self) -> np.ndarray:
         """Rank of each edge's `seeds.edge_rank_key` (source key, text, target key) in key order."""
         keys = self.node_keys

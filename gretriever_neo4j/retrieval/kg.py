@@ -48,6 +48,7 @@ class KnowledgeGraph:
     edge_refs: list[str] | None = None  # backend ids (Neo4j element ids), when loaded from a store
     node_embeddings: np.ndarray | None = None  # (N, d) float32
     relation_embeddings: np.ndarray | None = None  # (R, d) float32
+    node_refs: list[str] | None = None  # backend ids of the nodes, when loaded from a store
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
@@ -60,6 +61,8 @@ class KnowledgeGraph:
             raise InputError("head, relation and tail differ in length", field="relation")
         if self.edge_refs is not None and len(self.edge_refs) != e:
             raise InputError(f"{len(self.edge_refs)} edge refs for {e} edges", field="edge_refs")
+        if self.node_refs is not None and len(self.node_refs) != n:
+            raise InputError(f"{len(self.node_refs)} node refs for {n} nodes", field="node_refs")
         for name, index, size in (("head", self.head, n), ("tail", self.tail, n), ("relation", self.relation, r)):
             if e and (index.min() < 0 or index.max() >= size):
                 raise InputError(f"an index is out of range for {size} entries", field=name)
@@ -112,10 +115,11 @@ class KnowledgeGraph:
     @classmethod
     def from_store(cls, store, graph: str, *, with_embeddings: bool = True) -> KnowledgeGraph:
         """Streams the stored graph's nodes and triples (`GraphStore.kg_nodes` / `kg_triples`)."""
-        keys, texts, vectors = [], {}, []
+        keys, texts, vectors, node_refs = [], {}, [], {}
         for row in store.kg_nodes(graph, with_embeddings=with_embeddings):
             keys.append(row["key"])
             texts[row["key"]] = row["text"]
+            node_refs[row["key"]] = row.get("ref")
             if with_embeddings:
                 vectors.append(row["embedding"])
         triples, refs = [], []
@@ -123,6 +127,8 @@ class KnowledgeGraph:
             triples.append((row["src"], row["text"], row["dst"]))
             refs.append(row["ref"])
         kg = cls.from_triples(triples, node_texts=texts, nodes=keys, edge_refs=refs)
+        if all(node_refs.get(k) is not None for k in kg.node_keys):
+            kg = dataclasses.replace(kg, node_refs=[node_refs[k] for k in kg.node_keys])
         if not with_embeddings:
             return kg
         missing = [key for key, vector in zip(keys, vectors) if vector is None]
@@ -243,7 +249,8 @@ class KnowledgeGraph:
             edge_src=src, edge_dst=dst,
             edge_texts=self.edge_texts(edges),
             edge_embeddings=relation_embeddings[self.relation[edges]],
-            edge_refs=self.edge_ids(edges))
+            edge_refs=self.edge_ids(edges),
+            node_refs=None if self.node_refs is None else [self.node_refs[i] for i in nodes.tolist()])
 
     def to_whole_candidate_graph(self) -> CandidateGraph:
         return self.to_candidate_graph(np.arange(self.num_nodes), np.arange(self.num_edges))

@@ -565,28 +565,20 @@ def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, 
 def save_checkpoint(path: str | Path, model, config: RetrieverConfig, embedder_name: str,
                     prior: MentionPrior | None = None) -> Path:
     """One file: the config (as a dict), the state dict, the embedder's name, the input width, the mention prior."""
-    torch = _torch()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    dim = int(model.question.in_features)
-    torch.save({"format": CHECKPOINT_FORMAT, "config": dataclasses.asdict(config), "embedder": embedder_name,
-                "dim": dim, "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-                "mention_prior": None if prior is None else prior.to_dict()}, path)
-    return path
+    from gretriever_neo4j.tagged_files import write_tagged
+
+    return write_tagged(path, {
+        "format": CHECKPOINT_FORMAT, "config": dataclasses.asdict(config), "embedder": embedder_name,
+        "dim": int(model.question.in_features),
+        "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        "mention_prior": None if prior is None else prior.to_dict()})
 
 
 def load_checkpoint(path: str | Path):
     """-> (torch module in eval mode, RetrieverConfig, embedder name, MentionPrior or None)."""
-    torch = _torch()
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"no retriever checkpoint at {path}")
-    try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # torch raises pickle, zip and runtime errors for foreign files
-        raise ConfigError(f"{path} is not a retriever checkpoint ({error.__class__.__name__})") from None
-    if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise ConfigError(f"{path} is not a retriever checkpoint (format {CHECKPOINT_FORMAT} expected)")
+    from gretriever_neo4j.tagged_files import read_tagged
+
+    data = read_tagged(path, CHECKPOINT_FORMAT, "retriever")
     config = RetrieverConfig.from_dict(data["config"])
     model = build_scorer(int(data["dim"]), config)
     model.load_state_dict(data["state_dict"])

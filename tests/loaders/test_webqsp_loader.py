@@ -188,3 +188,24 @@ def test_hub_source_without_datasets_package_is_a_config_error(monkeypatch):
 def test_relative_path_with_extension_is_not_taken_for_a_hub_id():
     with pytest.raises(InputError, match="not found"):
         webqsp.read("no_such_folder/rows.jsonl")
+
+
+def test_seeded_split_fractions_over_all_rows(tmp_path):
+    """`--split train=0.6,val=0.2,test=0.2 --seed S`: WebQSP's evidence file holds test questions only."""
+    import json as _json
+
+    from gretriever_neo4j.loaders import webqsp as _webqsp
+    from gretriever_neo4j.loaders._common import seeded_split
+    from gretriever_neo4j.records import QuestionRecord as _Question
+
+    path = tmp_path / "webqsp_evidence_test.jsonl"
+    path.write_text("".join(_json.dumps({"id": f"q{i}", "question": f"q {i}", "answer": ["a"], "q_entity": ["e"],
+                                         "graph": [["e", "r", "a"]]}) + "\n" for i in range(50)))
+    fractions = {"train": 0.6, "val": 0.2, "test": 0.2}
+    splits = [r.split for r in _webqsp.read(path, split="train=0.6,val=0.2,test=0.2", seed=7)
+              if isinstance(r, _Question)]
+    assert splits == seeded_split(50, fractions, 7) and set(splits) == {"train", "val", "test"}
+    limited = [r.split for r in _webqsp.read(path, split="train=0.6,val=0.2,test=0.2", seed=7, limit=5)
+               if isinstance(r, _Question)]
+    assert limited == splits[:5]
+    assert {r.split for r in _webqsp.read(path) if isinstance(r, _Question)} == {"test"}

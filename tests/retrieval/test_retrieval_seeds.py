@@ -84,3 +84,24 @@ def test_edge_rank_key_orders_like_the_triple():
 
 def test_cosine_from_neo4j_score():
     assert cosine_from_neo4j_score(np.array([1.0, 0.5, 0.0])).tolist() == [1.0, 0.0, -1.0]
+
+
+def test_top_edges_by_distinct_row_equals_ranking_every_edge():
+    """A KG's edges share relation vectors; ranking per distinct row must equal ranking every edge, ties across
+    rows with equal rounded scores included."""
+    import numpy as np
+
+    from gretriever_neo4j.retrieval.candidates import CandidateGraph
+    from gretriever_neo4j.retrieval.seeds import rank_top_by_rank
+
+    rng = np.random.default_rng(3)
+    relations = np.array([[1, 1, 0], [1, 0, 1], [0, 1, 1], [0.2, 0.9, 0.1]], dtype=np.float32)  # rows 0, 1 tie for q
+    keys = [f"n{i:02d}" for i in range(12)]
+    src, dst, rel = rng.integers(0, 12, 60), rng.integers(0, 12, 60), rng.integers(0, 4, 60)
+    graph = CandidateGraph(node_keys=keys, node_texts=keys, node_embeddings=rng.normal(size=(12, 3)).astype(np.float32),
+                           edge_src=src, edge_dst=dst, edge_texts=[f"r{r}" for r in rel],
+                           edge_embeddings=relations[rel])
+    q = np.array([1, 0, 0], dtype=np.float32)
+    for k in (0, 1, 5, 17, 40, 60, 99):
+        expected = rank_top_by_rank(graph.edge_similarity(q), graph.edge_rank_key_ranks, k)
+        assert graph.top_edges(q, k).tolist() == expected.tolist()

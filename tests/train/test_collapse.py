@@ -32,3 +32,34 @@ def test_a_model_that_learned_is_not_flagged(tmp_path):
     validation = evaluate(model, samples, batch_size=4)
     assert validation.collapse is None
     assert validation.predicted_shares == {"n": 0.5, "y": 0.5}
+
+
+def test_balanced_draw_gives_every_label_an_equal_share():
+    from collections import Counter
+
+    from gretriever_neo4j.train.trainer import balanced_draw
+
+    labels = ["support"] * 70 + ["counter"] * 30
+    drawn = balanced_draw(labels, seed=0, epoch=0)
+    assert len(drawn) == len(labels)
+    assert Counter(labels[i] for i in drawn) == {"support": 50, "counter": 50}
+    assert set(i for i in drawn if labels[i] == "counter") == set(range(70, 100))  # every minority sample is seen
+    assert len(set(drawn)) == 80  # majority subsampled without repeats, minority repeated
+    assert drawn == balanced_draw(labels, seed=0, epoch=0) and drawn != balanced_draw(labels, seed=0, epoch=1)
+
+
+def test_balancing_trains_on_an_equal_share_of_each_label(tmp_path):
+    samples = [random_sample(i, 3, label="yes" if i % 10 < 7 else "no", question="well?", desc="")
+               for i in range(30)]
+    model = toy_model("lora", seed=0)
+    seen: list[str] = []
+    forward = model.forward
+
+    def recording(batch, *args, **kwargs):
+        seen.extend(batch.labels)
+        return forward(batch, *args, **kwargs)
+
+    model.forward = recording
+    train(model, samples, [], TrainConfig(lr=1e-2, batch_size=5, grad_accum=1, epochs=1, warmup_epochs=0,
+                                          balance_labels=True), tmp_path)
+    assert sorted(seen) == ["no"] * 15 + ["yes"] * 15

@@ -97,3 +97,20 @@ def test_cli_train_eval_ask_with_a_tiny_llama(store, embedder, tmp_path, monkeyp
     assert nothing.returncode == 1 and "no stored questions" in nothing.stderr and "Traceback" not in nothing.stderr
     bad = _gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(tmp_path / "missing"))
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
+
+
+def test_cli_trains_data_parallel_under_torchrun(store, embedder, tmp_path, monkeypatch, neo4j_settings):
+    prefix = store.test_prefix
+    ingest(_toy_dataset(prefix, questions=10), store, embedder.embed, dataset=prefix)
+    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    out = tmp_path / "ddp"
+    trained = _gqa("train", "--dataset", prefix, "--config", "prompt-tuning", "--llm", "tiny-random-llama",
+                   "--epochs", "2", "--batch-size", "2", "--grad-accum", "1", "--lr", "1e-3", "--nproc", "2",
+                   "--out", str(out))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "2 data-parallel processes" in " ".join(trained.stdout.split()) and (out / "best").is_dir() and (out / "last").is_dir()
+    assert trained.stdout.count("best checkpoint:") == 1  # rank 0 alone reports
+    refused = _gqa("train", "--dataset", prefix, "--nproc", "2")
+    assert refused.returncode == 1 and "--config" in refused.stderr

@@ -1,0 +1,56 @@
+"""The serving process's in-memory graphs: retrieval over them equals retrieval through Neo4j, and a write to the
+graph (its version bumped) is seen by the next retrieval."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from gretriever_neo4j.graph_cache import CachedStaticRetriever, GraphCache
+from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.records import Edge, GraphRecord, Node
+from gretriever_neo4j.retriever import Retriever
+from test_retriever import QUESTIONS, _random_kg
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_cached_retrieval_equals_the_neo4j_path(store, embedder, seed):
+    graph = f"{store.test_prefix}-cache{seed}"
+    ingest([_random_kg(seed, graph, store.test_prefix, edges=40)], store, embedder.embed, dataset=store.test_prefix)
+    store.await_indexes()
+    cache = GraphCache(store)
+    assert cache.load(graph) is not None
+    neo4j, cached = Retriever(store, embedder), CachedStaticRetriever(Retriever(store, embedder), cache)
+    for question in QUESTIONS:
+        a = neo4j.retrieve(question, graph=graph, record=False).result
+        b = cached.retrieve(question, graph=graph, record=False).result
+        assert a.seed_keys == b.seed_keys, question
+        assert a.subgraph.node_keys == b.subgraph.node_keys and a.text == b.text, question
+        assert [e.ref for e in a.subgraph.edges] == [e.ref for e in b.subgraph.edges]
+    recorded = cached.retrieve(QUESTIONS[0], graph=graph)  # recorded with the stored element ids, no lookup
+    nodes, rels = store.retrieval_subgraph(recorded.id)
+    assert nodes == set(recorded.result.subgraph.node_refs) and len(rels) == len(recorded.result.subgraph.edges)
+
+
+def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
+    graph = f"{store.test_prefix}-follow"
+    first = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
+                        nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
+                        edges=[Edge("Heat", "directed_by", "Michael Mann")])
+    ingest([first], store, embedder.embed, dataset=store.test_prefix)
+    cache = GraphCache(store, check_seconds=0.0)
+    assert cache.get(graph, wait=True).kg.num_edges == 1
+    version = store.graph_version(graph)
+    second = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
+                         nodes=[Node("Heat", "Heat"), Node("1995", "1995")], edges=[Edge("Heat", "release_year", "1995")])
+    ingest([second], store, embedder.embed, dataset=store.test_prefix)
+    assert store.graph_version(graph) > version
+    assert cache.get(graph) is None  # stale: dropped, reloading in the background
+    deadline = time.monotonic() + 60
+    while (cached := cache.get(graph)) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert cached is not None and cached.kg.num_edges == 2
+    assert cache.get("no such graph", wait=True) is None
