@@ -29,6 +29,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import string
 import sys
 import tempfile
 import threading
@@ -766,7 +767,8 @@ def _stored_or_new_password(layout: ServerLayout) -> str:
         stored = ""
     if stored:
         return stored
-    password = secrets.token_urlsafe(18)
+    # neo4j-admin reads a leading "-" as an option; a letter first keeps every generated password usable.
+    password = secrets.choice(string.ascii_letters) + secrets.token_urlsafe(18)
     layout.root.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(layout.password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as sink:
@@ -781,7 +783,7 @@ def _set_initial_password(layout: ServerLayout, password: str) -> None:
         configure(layout)
     java = find_java()
     command = [str(java.executable), "-Xmx512m", "-cp", _classpath(layout), ADMIN_TOOL,
-               "dbms", "set-initial-password", password]
+               "dbms", "set-initial-password", "--", password]  # "--": a password may begin with "-"
     env = {**_server_env(), "NEO4J_HOME": str(layout.home), "NEO4J_CONF": str(layout.conf_dir)}
     result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120,
                             stdin=subprocess.DEVNULL)

@@ -9,13 +9,13 @@ Stored model:
   (:Node)-[:REL {graph, dataset, text, embedding}]->(:Node)  identified by (src, text, dst)
   (:Graph {id, dataset, kind})                            one per stored graph, empty graphs included
   (:Question {dataset, qid, text, answers, split, graph, topic_entities})
-  (:Retrieval {id, question, params, created, node_ids, rel_ids})   one per `gqa ask`
+  (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`
   (:GqaMeta {id: 'schema', embedder, dim})                which embedder made the stored vectors
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -251,6 +251,12 @@ class GraphStore:
             return self.read("graph_nodes", graph=graph, keys=list(keys))
         return sorted(self.read("graph_nodes", graph=graph, keys=None), key=lambda row: _natural(row["key"]))
 
+    def node_refs(self, graph: str, keys: Sequence[str]) -> dict[str, str]:
+        """key -> element id of the given nodes (no vectors travel)."""
+        if not keys:
+            return {}
+        return {row["key"]: row["ref"] for row in self.read("node_refs", graph=graph, keys=list(keys))}
+
     def graph_edges(self, graph: str, refs: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Edges by element id in the order given, or else every edge of the graph in natural order."""
         if refs is not None:
@@ -285,7 +291,74 @@ class GraphStore:
     def questions(self, dataset: str, split: str | None = None) -> list[dict[str, Any]]:
         return self.read("questions_by_split", dataset=dataset, split=split)
 
+    def question_datasets(self, graph: str) -> list[dict[str, Any]]:
+        """(dataset, questions) of the questions asked over `graph`, most first."""
+        return self.read("question_datasets", graph=graph)
+
+    def write_questions(self, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
+        """Upserts question rows (dataset, qid, text, answers, split, graph, topic_entities), one transaction per
+        `batch` rows; returns how many were written."""
+        written = 0
+        for start in range(0, len(rows), batch):
+            chunk = list(rows[start:start + batch])
+            self.write_batch(WriteBatch(questions=chunk))
+            written += len(chunk)
+        return written
+
+    # -- removal: `gqa drop`, `--sync` ------------------------------------------------------------------
+    def graph_counts(self, graph: str) -> dict[str, Any]:
+        """Nodes, edges, questions and retrievals of `graph`, and whether a (:Graph) record names it."""
+        return self.read("graph_counts", graph=graph)[0]
+
+    def bump_graph_version(self, graph: str) -> None:
+        self.write("graph_bump_version", graph=graph)
+
+    def drop_graph(self, graph: str, *, batch: int = 10_000,
+                   on_progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+        """Deletes everything of `graph`, each kind in transactions of at most `batch` items (a large graph never
+        has to fit in one transaction), edges before nodes, the graph record last (so an interrupted drop can be
+        run again). The version bump first tells caches to let go of the graph. Returns the counts deleted."""
+        self.bump_graph_version(graph)
+        deleted: dict[str, int] = {}
+        for kind, name in (("edges", "drop_rels_batch"), ("nodes", "drop_nodes_batch"),
+                           ("questions", "drop_questions_batch"), ("retrievals", "drop_retrievals_batch")):
+            deleted[kind] = 0
+            while count := int(self.write(name, graph=graph, batch=int(batch))[0]["deleted"]):
+                deleted[kind] += count
+                if on_progress:
+                    on_progress(kind, deleted[kind])
+        deleted["graph_records"] = int(self.write("drop_graph_record", graph=graph)[0]["deleted"])
+        return deleted
+
+    def delete_edges(self, graph: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
+        """Deletes edges given as (src, text, dst) rows, one transaction per `batch`."""
+        done = 0
+        for start in range(0, len(rows), batch):
+            done += int(self.write("sync_delete_edges", graph=graph, rows=list(rows[start:start + batch]))[0]["deleted"])
+        return done
+
+    def delete_nodes(self, graph: str, keys: Sequence[str], batch: int = 5000) -> int:
+        done = 0
+        for start in range(0, len(keys), batch):
+            done += int(self.write("sync_delete_nodes", graph=graph, keys=list(keys[start:start + batch]))[0]["deleted"])
+        return done
+
+    def question_ids(self, dataset: str, graph: str) -> set[str]:
+        return {row["qid"] for row in self.read("question_ids", dataset=dataset, graph=graph)}
+
+    def delete_questions(self, dataset: str, qids: Sequence[str], batch: int = 5000) -> int:
+        done = 0
+        qids = list(qids)
+        for start in range(0, len(qids), batch):
+            done += int(self.write("questions_delete", dataset=dataset, qids=qids[start:start + batch])[0]["deleted"])
+        return done
+
     # -- stats ------------------------------------------------------------------------------------
+    def fingerprint(self) -> tuple:
+        """Cheap (count store + graph versions): changes whenever what `stats` reports may have changed."""
+        row = self.read("store_fingerprint")[0]
+        return tuple(row[k] for k in ("nodes", "edges", "questions", "graphs", "versions"))
+
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per dataset: graphs, nodes, edges, embedded texts and questions per split."""
         out: dict[str, dict[str, Any]] = {}

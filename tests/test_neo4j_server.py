@@ -29,6 +29,7 @@ from gretriever_neo4j.neo4j_server import (
     packaged_lock,
     parse_lock,
     read_config,
+    _stored_or_new_password,
     start,
     status,
     stop,
@@ -281,6 +282,22 @@ def private_server(tmp_path, monkeypatch):
     config = ServerConfig(heap="512m", pagecache="128m", bolt_port=_free_port(), http_port=_free_port())
     yield layout, config
     stop(layout)
+
+
+def test_generated_passwords_never_begin_with_a_dash(tmp_path):
+    """neo4j-admin takes an argument that begins with "-" for an option (a CI run met one)."""
+    for n in range(300):
+        layout = ServerLayout.at(tmp_path / str(n))
+        assert not _stored_or_new_password(layout).startswith("-")
+
+
+@pytest.mark.neo4j
+def test_a_password_beginning_with_a_dash_is_set(private_server):
+    layout, _ = private_server
+    layout.root.mkdir(parents=True, exist_ok=True)
+    layout.password_file.write_text("-begins-with-a-dash-0123\n")
+    assert ensure_password(layout) == "-begins-with-a-dash-0123"
+    assert layout.password_marker.exists()
 
 
 @pytest.mark.neo4j

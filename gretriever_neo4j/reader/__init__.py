@@ -78,10 +78,24 @@ def _finish(view: SubgraphView, walks_: Walks, anchors: list[int], probabilities
     mask[candidates] = True
     chosen_probs[~mask] = -1.0
     answers = [i for i in ranked if mask[i] and chosen_probs[i] >= threshold] or candidates[:1]
+    answers = distinct_by_text(view.node_texts, answers)
     reading = Reading(anchors=anchors, probabilities=probabilities, answers=answers, ranked=ranked,
                       best_pair=best_pair, walks=walks_, view=view, model=model, threshold=threshold)
     reading.evidence = {a: reading.evidence_for([a], max_edges=16) for a in answers}
     return reading
+
+
+def distinct_by_text(texts: Sequence[str], nodes: Sequence[int]) -> list[int]:
+    """`nodes` without those whose text repeats an earlier one's up to case and spacing: a KG may hold the tag
+    "kevin smith" and the person "Kevin Smith", and a person asking wants the name once."""
+    seen: set[str] = set()
+    kept = []
+    for node in nodes:
+        name = " ".join(texts[node].split()).casefold()
+        if name not in seen:
+            seen.add(name)
+            kept.append(node)
+    return kept
 
 
 def _similarities(view: SubgraphView, vector: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
@@ -100,6 +114,7 @@ def humanize_relation(text: str) -> str:
 
 class ZeroShotReader:
     name = "zero-shot reader"
+    zero_shot = True
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 2):
         """`embed` (the graph's embedder) embeds humanized relation texts; without it the stored relation

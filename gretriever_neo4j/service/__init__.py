@@ -6,7 +6,12 @@ app until interrupted. Only a loopback address may be served without a token.
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from .runtime import Runtime, ServiceConfig, is_loopback
+
+log = logging.getLogger(__name__)
 
 
 def build_runtime(config: ServiceConfig, settings) -> Runtime:
@@ -28,7 +33,16 @@ def build_runtime(config: ServiceConfig, settings) -> Runtime:
     for graph in config.preload:
         answering.reader(graph)
         cache.load_in_background(graph)
+    threading.Thread(target=_warm_graphs, args=(runtime,), name="gqa-stats", daemon=True).start()
     return runtime
+
+
+def _warm_graphs(runtime: Runtime) -> None:
+    """The web page lists the graphs first thing; their statistics take a full scan, done before anyone asks."""
+    try:
+        runtime.graphs()
+    except Exception as error:  # the request that needs them will report it
+        log.warning("could not compute the graph statistics at start: %s", error)
 
 
 def check_bind(config: ServiceConfig) -> None:

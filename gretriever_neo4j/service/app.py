@@ -99,20 +99,20 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.get("/api/graphs")
     async def graphs() -> dict:
-        stats = await run_in_threadpool(runtime.store.stats)
+        stats = await run_in_threadpool(runtime.graphs)
         return {"datasets": stats}
 
+    # Large answers go out as plain JSON: FastAPI's response validation of a nested dict costs more than retrieval.
     @app.post("/api/retrieve")
-    async def retrieve(body: Retrieve) -> dict:
+    async def retrieve(body: Retrieve):
         retrieval, described = await run_in_threadpool(runtime.retrieve, body.question, body.graph, body.retriever)
-        return {**retrieval.to_dict(), "retriever_model": described}
+        return JSONResponse({**retrieval.to_dict(), "retriever_model": described})
 
     @app.post("/api/ask")
-    async def ask(body: Ask, _: None = Depends(ticket)) -> dict:
+    async def ask(body: Ask, _: None = Depends(ticket)):
         retrieval, described = await run_in_threadpool(runtime.retrieve, body.question, body.graph, body.retriever)
-        async with runtime.generation_lock:
-            answer = await run_in_threadpool(_answer, runtime, retrieval, body, None)
-        return {**retrieval.to_dict(), "retriever_model": described, "answer": answer.to_dict()}
+        answer = await run_in_threadpool(_answer, runtime, retrieval, body, None)
+        return JSONResponse({**retrieval.to_dict(), "retriever_model": described, "answer": answer.to_dict()})
 
     @app.post("/api/ask/stream", response_class=EventSourceResponse)
     async def ask_stream(body: Ask, request: Request, _: None = Depends(ticket)
@@ -127,18 +127,17 @@ def create_app(runtime: Runtime) -> FastAPI:
                 yield ServerSentEvent(event="error", data={"status": status_for(error), "detail": str(error)})
                 return
             yield ServerSentEvent(event="retrieval", data={**retrieval.to_dict(), "retriever_model": described})
-            async with runtime.generation_lock:
-                work = asyncio.ensure_future(run_in_threadpool(_answer, runtime, retrieval, body, state))
-                while True:  # relay the LLM's tokens as they come
-                    delta = await asyncio.get_running_loop().run_in_executor(None, _next_delta, state, work)
-                    if delta is None:
-                        break
-                    yield ServerSentEvent(event="token", data={"text": delta})
-                try:
-                    answer = await work
-                except GqaError as error:
-                    yield ServerSentEvent(event="error", data={"status": status_for(error), "detail": str(error)})
-                    return
+            work = asyncio.ensure_future(run_in_threadpool(_answer, runtime, retrieval, body, state))
+            while True:  # relay the LLM's tokens as they come
+                delta = await asyncio.get_running_loop().run_in_executor(None, _next_delta, state, work)
+                if delta is None:
+                    break
+                yield ServerSentEvent(event="token", data={"text": delta})
+            try:
+                answer = await work
+            except GqaError as error:
+                yield ServerSentEvent(event="error", data={"status": status_for(error), "detail": str(error)})
+                return
             yield ServerSentEvent(event="answer", data=answer.to_dict())
             yield ServerSentEvent(event="done", data={"retrieval_id": retrieval.id})
         finally:
@@ -165,30 +164,13 @@ def create_app(runtime: Runtime) -> FastAPI:
 
 
 def _answer(runtime: Runtime, retrieval, body: Ask, state: StreamState | None):
-    answering = runtime.qa.answering
-    if body.mode != answering.mode or body.llm_when != answering.llm_when:
-        answering = _variant(runtime, body)
+    answering = runtime.qa.answering.variant(mode=body.mode, llm_when=body.llm_when)
     try:
         return answering.answer(retrieval, streamer=state.tokens if state else None,
                                 cancel=state.cancel if state else None)
     finally:
         if state is not None and state.tokens is not None:
             state.tokens.end()
-
-
-def _variant(runtime: Runtime, body: Ask):
-    """An `Answering` for another mode or LLM policy that shares the loaded models with the default one."""
-    from ..answer import Answering
-
-    base = runtime.qa.answering
-    key = (body.mode, body.llm_when)
-    variants = runtime.__dict__.setdefault("_answering_variants", {})
-    if key not in variants:
-        variant = Answering(base.embedder, mode=body.mode, checkpoint=base.checkpoint, llm=base.llm,
-                            device=base.device, llm_when=body.llm_when)
-        variant._generators, variant._readers = base._generators, base._readers  # one copy of each model
-        variants[key] = variant
-    return variants[key]
 
 
 def _next_delta(state: StreamState, work) -> str | None:

@@ -2,14 +2,13 @@
 and the queue of generations.
 
 Retrieval and answering are synchronous (the Neo4j driver, torch); the service runs them in worker threads so the
-event loop keeps serving. Generations take turns (`generation_lock`): one CPU-bound LLM at a time is as fast as it
-gets, and the queue in front of it is bounded (`max_queue`), so an overloaded server says 429 at once instead of
-letting requests time out.
+event loop keeps serving. LLM generations take turns (`Answering.llm_lock`: one CPU-bound LLM at a time is as fast
+as it gets), and the answers under way are bounded (`max_queue`), so an overloaded server says 429 at once instead
+of letting requests time out.
 """
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 import time
@@ -47,10 +46,11 @@ class Runtime:
         self.store = store
         self.qa = qa
         self.started = time.time()
-        self.generation_lock = asyncio.Lock()
         self._tickets = 0
         self._tickets_lock = threading.Lock()
         self.served = 0
+        self._stats: tuple[tuple, float, dict] | None = None  # (store fingerprint, when, stats)
+        self._stats_lock = threading.Lock()
 
     # -- the generation queue --------------------------------------------------------------------------
     def take_ticket(self) -> None:
@@ -86,6 +86,20 @@ class Runtime:
             raise ConfigError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this "
                               f"question (retrieval {retrieval.id})")
         return self.qa.answering.answer(retrieval, streamer=streamer, cancel=cancel)
+
+    def graphs(self, max_age_s: float = 600.0) -> dict[str, dict[str, Any]]:
+        """The store's statistics per dataset. Computing them scans every node and relationship (seconds on a large
+        store), so they are kept until the store's fingerprint changes (any ingest, sync or drop) or they are
+        `max_age_s` old (question splits can change without a fingerprint change); one caller computes, others
+        wait for it."""
+        with self._stats_lock:
+            fingerprint = self.store.fingerprint()
+            if (self._stats is not None and self._stats[0] == fingerprint
+                    and time.monotonic() - self._stats[1] < max_age_s):
+                return self._stats[2]
+            stats = self.store.stats()
+            self._stats = (fingerprint, time.monotonic(), stats)
+            return stats
 
     def readiness(self) -> dict[str, Any]:
         try:

@@ -72,3 +72,11 @@ def test_reader_checkpoint_errors(tmp_path):
     (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
     with pytest.raises(ConfigError):
         load_reader(tmp_path / "junk.pt")
+
+
+def test_an_answer_is_said_once_whatever_its_case_and_spacing():
+    from gretriever_neo4j.reader import distinct_by_text
+
+    texts = ["Kevin Smith", "kevin  smith", "Jason Mewes", "KEVIN SMITH ", "Comedy"]
+    assert distinct_by_text(texts, [1, 0, 2, 3, 4]) == [1, 2, 4]  # the better-ranked variant stays
+    assert distinct_by_text(texts, []) == []

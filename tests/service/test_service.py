@@ -39,7 +39,10 @@ def test_health_ready_graphs_and_docs(server):
     assert httpx.get(f"{server.url}/health").json() == {"status": "ok"}
     ready = httpx.get(f"{server.url}/ready").json()
     assert ready["ready"] and ready["neo4j"]
-    assert "webqsp" in httpx.get(f"{server.url}/api/graphs").json()["datasets"]
+    # the first listing may wait for the full scan the server starts at launch (seconds on a loaded CI store)
+    graphs = httpx.get(f"{server.url}/api/graphs", timeout=120).json()["datasets"]
+    assert "webqsp" in graphs and graphs["webqsp"]["kind"] == "kg" and graphs["webqsp"]["nodes"] > 0
+    assert httpx.get(f"{server.url}/api/graphs", timeout=120).json()["datasets"] == graphs
     assert "/api/ask/stream" in httpx.get(f"{server.url}/openapi.json").json()["paths"]
     assert httpx.get(f"{server.url}/docs").status_code == 200
 

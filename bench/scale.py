@@ -1,0 +1,215 @@
+"""Scale: a knowledge graph ten times MetaQA's, against one of MetaQA's size, in the same Neo4j.
+
+The graphs are synthetic and seeded, with MetaQA's degree distribution: copy 0 is MetaQA's KB as it is; copies
+1..k-1 rename every entity ("Tom Hanks #3") and rewire `--rewire` of their triples' tails into a random other copy,
+so the copies form one connected graph while every entity keeps its degree. The 1x graph is copy 0 alone.
+For each scale: ingest throughput (through the product's ingest: validation, embedding, batched transactions),
+static retrieval through Neo4j and learned retrieval through Neo4j (the MetaQA checkpoint of `gqa train`) on
+MetaQA validation questions (whose entities are copy 0's), p50/p95, Neo4j store size, and the client's peak RSS;
+then the same retrievals over the graph held in memory as `gqa serve` holds it (its load time and RSS).
+Both graphs are deleted at the end unless --keep. Prints a table and writes JSON.
+
+    python bench/scale.py [--factor 10] [--questions 100] [--out bench/results/scale.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import re
+import resource
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+BRACKETS = re.compile(r"\[([^\]]*)\]")
+
+
+def kb_triples(path: Path) -> list[tuple[str, str, str]]:
+    triples = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and all(p.strip() for p in parts):
+            triples.append(tuple(p.strip() for p in parts))
+    return triples
+
+
+def scaled(triples, factor: int, rewire: float, seed: int):
+    """Copies of the KB; copy c > 0 renames entities `name #c` and sends `rewire` of its tails to another copy."""
+    rng = random.Random(seed)
+    name = lambda entity, copy: entity if copy == 0 else f"{entity} #{copy}"
+    for copy in range(factor):
+        for head, relation, tail in triples:
+            target = copy
+            if copy and factor > 1 and rng.random() < rewire:
+                target = rng.randrange(factor)
+            yield name(head, copy), relation, name(tail, target)
+
+
+def records(triples, graph: str, dataset: str, batch: int = 5000):
+    from gretriever_neo4j.records import Edge, GraphRecord, Node
+
+    chunk: list = []
+    for triple in triples:
+        chunk.append(triple)
+        if len(chunk) == batch:
+            yield _record(chunk, graph, dataset, Edge, GraphRecord, Node)
+            chunk = []
+    if chunk:
+        yield _record(chunk, graph, dataset, Edge, GraphRecord, Node)
+
+
+def _record(chunk, graph, dataset, Edge, GraphRecord, Node):
+    names = sorted({x for h, _, t in chunk for x in (h, t)})
+    return GraphRecord(graph_id=graph, dataset=dataset, kind="kg", nodes=[Node(n, n) for n in names],
+                       edges=[Edge(h, r, t) for h, r, t in chunk])
+
+
+def store_size_mib() -> float | None:
+    """The bundled server's database folder (store files and indexes, not transaction logs); None when gqa does
+    not manage the server (Docker, a cluster)."""
+    from gretriever_neo4j.neo4j_server import ServerLayout
+
+    folder = ServerLayout.default().data_dir / "databases" / "neo4j"
+    if not folder.is_dir():
+        return None
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2 ** 20
+
+
+def current_rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def latencies(kind: str, retriever, graph: str, asked: list[str]) -> dict[str, float]:
+    """p50/p95 milliseconds of `retriever.retrieve` over the questions, after three warm-up questions."""
+    for question in asked[:3]:
+        retriever.retrieve(question, graph=graph, record=False)
+    ms = []
+    for question in asked:
+        started = time.perf_counter()
+        retriever.retrieve(question, graph=graph, record=False)
+        ms.append((time.perf_counter() - started) * 1000)
+    return {f"{kind}_p50_ms": float(np.percentile(ms, 50)), f"{kind}_p95_ms": float(np.percentile(ms, 95))}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "metaqa")
+    parser.add_argument("--factor", type=int, default=10)
+    parser.add_argument("--rewire", type=float, default=0.1)
+    parser.add_argument("--questions", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "scale.json")
+    args = parser.parse_args()
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.graph_cache import CachedStaticRetriever, GraphCache
+    from gretriever_neo4j.ingest import ingest
+    from gretriever_neo4j.learned_retrieval import LearnedRetrievalAdapter
+    from gretriever_neo4j.registry import legacy_retriever, load_trained
+    from gretriever_neo4j.retriever import Retriever
+    from gretriever_neo4j.settings import Neo4jSettings
+    from gretriever_neo4j.store import connected
+
+    console = Console(width=200)
+    embedder = Embedder()
+    base = kb_triples(args.data / "kb.txt")
+    prefix = f"scale{uuid.uuid4().hex[:6]}"
+    trained = load_trained("metaqa")  # `gqa train --dataset metaqa`, else `gqa train-retriever --dataset metaqa`
+    checkpoint = trained.path("retriever") if trained and trained.retriever else None
+    if checkpoint is None and legacy_retriever("metaqa").is_file():
+        checkpoint = legacy_retriever("metaqa")
+    results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+                     "command": "python bench/scale.py " + " ".join(sys.argv[1:]),
+                     "learned_checkpoint": str(checkpoint), "scales": {}}
+    with connected(Neo4jSettings.from_env()) as store:
+        questions = store.questions("metaqa", "val")
+        rng = random.Random(args.seed)
+        asked = [BRACKETS.sub(r"\1", q["text"]) for q in rng.sample(questions, args.questions)]
+        graphs = []
+        try:
+            for factor in (1, args.factor):
+                graph = f"{prefix}-x{factor}"
+                graphs.append(graph)
+                triples = list(scaled(base, factor, args.rewire, args.seed))
+                size_before = store_size_mib()
+                started = time.perf_counter()
+                report = ingest(records(triples, graph, prefix), store, embedder.embed, dataset=prefix)
+                seconds = time.perf_counter() - started
+                store.await_indexes()
+                distinct = len({x for h, _, t in triples for x in (h, t)})
+                row = {"triples": len(triples), "nodes": distinct, "nodes_written": report.nodes_written,
+                       "edges_written": report.edges_written, "ingest_s": seconds,
+                       "edges_per_s": report.edges_written / seconds, "nodes_per_s": distinct / seconds,
+                       "store_mib_added": (store_size_mib() - size_before) if size_before is not None else None}
+                static = Retriever(store, embedder)
+                learned = LearnedRetrievalAdapter(static, checkpoint) if checkpoint else None
+                for kind, retriever in (("static", static), ("learned", learned)):
+                    if retriever is not None:
+                        row.update(latencies(kind, retriever, graph, asked))
+                row["client_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                # What `gqa serve` does: the graph held in memory (adjacency + vectors), retrieval over it.
+                rss_before, started = current_rss_mib(), time.perf_counter()
+                cache = GraphCache(store)
+                cache.load(graph)
+                row["cache_load_s"], row["cache_rss_added_mib"] = (time.perf_counter() - started,
+                                                                   current_rss_mib() - rss_before)
+                row.update(latencies("cached_static", CachedStaticRetriever(static, cache), graph, asked))
+                if checkpoint:
+                    row.update(latencies("cached_learned", LearnedRetrievalAdapter(static, checkpoint, cache=cache),
+                                         graph, asked))
+                del cache
+                gc.collect()
+                results["scales"][f"{factor}x"] = row
+                console.print(f"{factor}x: {row}")
+        finally:
+            if not args.keep:
+                for graph in graphs:
+                    store.drop_graph(graph)  # what `gqa drop` does: batched transactions
+    one, many = results["scales"].get("1x"), results["scales"].get(f"{args.factor}x")
+    if one and many:
+        results["ratios"] = {"static_p50": many["static_p50_ms"] / one["static_p50_ms"],
+                             "learned_p50": (many.get("learned_p50_ms") or np.nan) / (one.get("learned_p50_ms") or np.nan),
+                             "ingest_edges_per_s": many["edges_per_s"] / one["edges_per_s"],
+                             "cached_static_p50": many["cached_static_p50_ms"] / one["cached_static_p50_ms"],
+                             "cached_learned_p50": (many.get("cached_learned_p50_ms") or np.nan)
+                             / (one.get("cached_learned_p50_ms") or np.nan)}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=1, default=str))
+    table = Table(title=f"scale: MetaQA-shaped KG at 1x and {args.factor}x, {os.cpu_count()} CPU cores")
+    for column in ("scale", "triples", "nodes", "edges/s", "nodes/s", "static p50/p95 ms", "learned p50/p95 ms",
+                   "in memory: static / learned p50 ms", "load s / +RSS MiB", "store MiB added", "client peak RSS MiB"):
+        table.add_column(column, justify="right")
+    nan = float("nan")
+    for name, row in results["scales"].items():
+        table.add_row(name, f"{row['triples']:,}", f"{row['nodes']:,}", f"{row['edges_per_s']:.0f}",
+                      f"{row['nodes_per_s']:.0f}", f"{row['static_p50_ms']:.0f} / {row['static_p95_ms']:.0f}",
+                      f"{row.get('learned_p50_ms', nan):.0f} / {row.get('learned_p95_ms', nan):.0f}",
+                      f"{row['cached_static_p50_ms']:.0f} / {row.get('cached_learned_p50_ms', nan):.0f}",
+                      f"{row['cache_load_s']:.0f} / {row['cache_rss_added_mib']:.0f}",
+                      "-" if row["store_mib_added"] is None else f"{row['store_mib_added']:.0f}",
+                      f"{row['client_peak_rss_mib']:.0f}")
+    console.print(table)
+    if "ratios" in results:
+        console.print(f"ratios {args.factor}x/1x: {results['ratios']}")
+    console.print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
