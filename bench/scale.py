@@ -34,12 +34,10 @@ BRACKETS = re.compile(r"\[([^\]]*)\]")
 
 
 def kb_triples(path: Path) -> list[tuple[str, str, str]]:
-    triples = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and all(p.strip() for p in parts):
-            triples.append(tuple(p.strip() for p in parts))
-    return triples
+    """MetaQA's kb.txt as the loader parses it (a malformed line stops the bench, as it stops `gqa ingest`)."""
+    from gretriever_neo4j.loaders.metaqa import parse_kb_line
+
+    return [parse_kb_line(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def scaled(triples, factor: int, rewire: float, seed: int):

@@ -142,7 +142,6 @@ def ingest(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .embed import Embedder
-    from .errors import ConfigError
     from .ingest import execute_plan, plan_ingest
 
     if dataset == "questions":
@@ -152,12 +151,10 @@ def ingest(
                                  bad_report=bad_report, split=split, seed=seed, sync=sync, link=link,
                                  as_json=as_json)
         return
-    if sync and limit is not None:
-        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
     options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split, "seed": seed,
                "hops": _int_list(hops, "--hops") if hops else None}
     with console.status(f"reading {dataset} (validating every row before writing)…"):
-        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
+        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
     with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
         model = Embedder(embedder)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -172,8 +169,7 @@ def ingest(
                         rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s")
 
         report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
-                              on_progress=on_progress, sync=sync,
-                              sync_graphs=[graph.strip()] if sync and graph and graph.strip() else [])
+                              on_progress=on_progress)
     counts = (("graphs", report.graphs), ("nodes read", report.nodes_read),
               ("edges read", report.edges_read), ("questions", report.questions),
               ("nodes written", report.nodes_written), ("edges written", report.edges_written),

@@ -170,13 +170,21 @@ class IngestPlan:
     records: Callable[[], Iterator[Record]]
     total: int
     bad_rows: list[InputError]
+    sync: bool = False  # afterwards, delete what the source does not hold (`SourceIndex`)
+    sync_graphs: tuple[str, ...] = ()  # graphs to sync even when the source wrote nothing to them
 
 
 def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = None, skip_bad: bool = False,
-                **options) -> IngestPlan:
-    """Reads the whole source once without writing: a bad row fails here, unless `skip_bad` collects it."""
+                sync: bool = False, **options) -> IngestPlan:
+    """Reads the whole source once without writing: a bad row fails here, unless `skip_bad` collects it.
+    `sync`: the plan also deletes what the source does not hold (from the graph `options["graph"]` names, too,
+    when the source turns out empty)."""
     from .loaders import get_loader
 
+    if sync and limit is not None:
+        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
+    graph = options.get("graph")
+    sync_graphs = (graph.strip(),) if sync and isinstance(graph, str) and graph.strip() else ()
     loader = get_loader(dataset)
     options = {k: v for k, v in options.items() if v is not None}
     bad_rows: list[InputError] = []
@@ -185,21 +193,20 @@ def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = 
         return loader.read(source, limit=limit, on_bad_row=on_bad if skip_bad else None, **options)
 
     total = count_records(records(bad_rows.append))
-    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows)
+    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows, sync, sync_graphs)
 
 
 def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
-                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
-                 sync: bool = False, sync_graphs: Iterable[str] = ()) -> IngestReport:
+                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None) -> IngestReport:
     """Prepares the schema for the embedder, then writes the planned records batch by batch.
 
-    `sync`: afterwards, delete from every graph the source wrote (and from `sync_graphs`, for a source that may
-    be empty) the edges, nodes and questions it no longer holds (`SourceIndex`)."""
+    A sync plan: afterwards, delete from every graph the source wrote (and from `plan.sync_graphs`, for a source
+    that may be empty) the edges, nodes and questions it no longer holds (`SourceIndex`)."""
     store.ensure_schema(embedder.name, embedder.dim, reembed=reembed)
     if reembed:
         store.reembed(embedder.embed)
     before = embedder.texts_embedded
-    index = SourceIndex(sync_graphs) if sync else None
+    index = SourceIndex(plan.sync_graphs) if plan.sync else None
     records = index.watch(plan.records()) if index is not None else plan.records()
     report = ingest(records, store, embedder.embed, dataset=plan.dataset, total=plan.total,
                     max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows)
@@ -244,18 +251,13 @@ class SourceIndex:
             if stale_edges or stale_nodes:
                 store.bump_graph_version(graph)
         for (dataset, graph), qids in self.questions.items():
-            stale = sorted(store.question_ids(dataset, graph) - qids)
-            report.questions_deleted += store.delete_questions(dataset, stale)
+            report.questions_deleted += store.delete_questions_except(dataset, graph, qids)
 
 
 def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
                    limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
                    max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
                    sync: bool = False, **options) -> IngestReport:
-    if sync and limit is not None:
-        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
-    plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, **options)
-    graph = options.get("graph")
+    plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
     return execute_plan(plan, store, embedder, reembed=reembed, max_batch_items=max_batch_items,
-                        on_progress=on_progress, sync=sync,
-                        sync_graphs=[graph.strip()] if sync and isinstance(graph, str) and graph.strip() else [])
+                        on_progress=on_progress)

@@ -23,9 +23,6 @@ import numpy as np
 from .errors import ConfigError, InputError
 from .records import QuestionRecord
 
-LINK_MAX_TOPICS = 3  # as the learned retriever's max_seeds
-LINK_FALLBACK = 1  # fused seeds when no name matches exactly, as its seed_fallback
-
 
 @dataclass
 class QuestionsReport:
@@ -110,8 +107,7 @@ def ingest_questions(store, embedder, graph: str, source, *, limit: int | None =
              "graph": r.graph_id, "topic_entities": topics[id(r)]} for r in records]
     report.written = store.write_questions(rows)
     if sync:
-        stale = sorted(store.question_ids(graph, graph) - {r.qid for r in records})
-        report.deleted = store.delete_questions(graph, stale)
+        report.deleted = store.delete_questions_except(graph, graph, {r.qid for r in records})
     report.seconds = time.perf_counter() - started
     return report
 
@@ -126,16 +122,19 @@ def _existing_keys(store, graph: str, keys: list[str], batch: int = 5000) -> set
 
 def _link(store, embedder, graph: str, records: list[QuestionRecord],
           on_progress: Callable[[str, int, int], None] | None):
-    """(topic keys, linked by an exact name match?) per record."""
+    """(topic keys, linked by an exact name match?) per record: the seeds the learned retriever would take."""
+    from .retrieval.learned import RetrieverConfig
     from .retrieval.linking import StoreLinking, link_seeds, strip_topic_markers
+
+    config = RetrieverConfig()
 
     texts = [strip_topic_markers(r.text) for r in records]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
     backend = StoreLinking(store)
     out = []
     for i, (text, vector) in enumerate(zip(texts, vectors)):
-        result = link_seeds(text, vector, backend, graph, k=max(LINK_FALLBACK, 1))
-        linked = result.preferred(LINK_FALLBACK)[:LINK_MAX_TOPICS]
+        result = link_seeds(text, vector, backend, graph, k=max(config.seed_fallback, 1))
+        linked = result.preferred(config.seed_fallback)[:config.max_seeds]
         out.append((linked, bool(result.exact)))
         if on_progress and ((i + 1) % 100 == 0 or i + 1 == len(texts)):
             on_progress("link", i + 1, len(texts))

@@ -332,28 +332,28 @@ class GraphStore:
 
     def delete_edges(self, graph: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
         """Deletes edges given as (src, text, dst) rows, one transaction per `batch`."""
-        done = 0
-        for start in range(0, len(rows), batch):
-            done += int(self.write("sync_delete_edges", graph=graph, rows=list(rows[start:start + batch]))[0]["deleted"])
-        return done
+        return self._delete_in_batches("sync_delete_edges", "rows", rows, batch, graph=graph)
 
     def delete_nodes(self, graph: str, keys: Sequence[str], batch: int = 5000) -> int:
-        done = 0
-        for start in range(0, len(keys), batch):
-            done += int(self.write("sync_delete_nodes", graph=graph, keys=list(keys[start:start + batch]))[0]["deleted"])
-        return done
+        return self._delete_in_batches("sync_delete_nodes", "keys", keys, batch, graph=graph)
 
     def question_ids(self, dataset: str, graph: str) -> set[str]:
         return {row["qid"] for row in self.read("question_ids", dataset=dataset, graph=graph)}
 
     def delete_questions(self, dataset: str, qids: Sequence[str], batch: int = 5000) -> int:
-        done = 0
-        qids = list(qids)
-        for start in range(0, len(qids), batch):
-            done += int(self.write("questions_delete", dataset=dataset, qids=qids[start:start + batch])[0]["deleted"])
-        return done
+        return self._delete_in_batches("questions_delete", "qids", qids, batch, dataset=dataset)
 
-    # -- stats ------------------------------------------------------------------------------------
+    def delete_questions_except(self, dataset: str, graph: str, keep: set[str]) -> int:
+        """--sync: deletes the questions of `dataset` over `graph` whose ids are not in `keep`."""
+        return self.delete_questions(dataset, sorted(self.question_ids(dataset, graph) - keep))
+
+    def _delete_in_batches(self, name: str, param: str, items: Sequence[Any], batch: int, **params: Any) -> int:
+        """Runs the deleting query `name` over `items` passed as `param`, one transaction per `batch`; returns
+        how many it deleted."""
+        items = list(items)
+        return sum(int(self.write(name, **params, **{param: items[start:start + batch]})[0]["deleted"])
+                   for start in range(0, len(items), batch))
+
     def fingerprint(self) -> tuple:
         """Cheap (count store + graph versions): changes whenever what `stats` reports may have changed."""
         row = self.read("store_fingerprint")[0]

@@ -28,6 +28,7 @@ Bad rows
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,7 +118,7 @@ def _table_rows(path: Path, rows, *, header_required: bool) -> Iterator[tuple[in
                          f"answers required)", source=path, line=line)
     else:
         header = None
-        rows = _prepend((line, fields), rows)
+        rows = itertools.chain([(line, fields)], rows)
     for line, fields in rows:
         columns = header or list(COLUMNS[:4])
         if header is not None and len(fields) != len(header):
@@ -127,11 +128,6 @@ def _table_rows(path: Path, rows, *, header_required: bool) -> Iterator[tuple[in
                          f"tab-separated field(s)")
         else:
             yield line, dict(zip(columns, fields))
-
-
-def _prepend(item, rows):
-    yield item
-    yield from rows
 
 
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict | str]]:

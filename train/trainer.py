@@ -221,8 +221,7 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
             order = shard(order, config.batch_size, world)
             losses, cut_short = _train_epoch(engine, optimizer, parameters, train_samples, order, config, state,
                                              batches_per_epoch, display)
-            train_loss = mean_across(losses, world) if world.distributed else (
-                sum(losses) / len(losses) if losses else float("nan"))
+            train_loss = mean_across(losses, world)  # this rank's mean when not distributed
             train_seconds = time.perf_counter() - started
             validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers, world=world) \
                 if val_samples else None

@@ -237,9 +237,7 @@ class CandidateGraph:
         k = min(max(int(k), 0), self.num_edges)
         if k == 0:
             return np.zeros(0, dtype=np.int64)
-        prepared = self.prepared_edges
-        q = np.asarray(question_embedding, dtype=np.float32).reshape(-1).astype(np.float64)
-        row_scores = round_scores(prepared.rows @ q / (prepared.norms * max(float(np.linalg.norm(q)), 1e-8)))
+        row_scores = round_scores(self.prepared_edges.row_cosine(question_embedding))
         groups = self.edges_by_distinct_row
         ranks = self.edge_rank_key_ranks
         chosen: list[np.ndarray] = []

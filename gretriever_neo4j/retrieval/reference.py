@@ -104,12 +104,12 @@ def find_seeds(graph: CandidateGraph, question_embedding: np.ndarray, params: Re
                                           graph.edge_similarity(question_embedding))
     keys = graph.node_keys
     top_nodes = rank_top_by_rank(node_sim, graph.node_key_ranks, params.seed_k)
-    if params.seed_k_edges > 0 and graph.num_edges and similarities is not None \
-            and len(graph.prepared_edges.rows) < graph.num_edges // 2:
+    if params.seed_k_edges <= 0 or not graph.num_edges:
+        top_edges = np.zeros(0, dtype=np.int64)
+    elif similarities is not None and len(graph.prepared_edges.rows) < graph.num_edges // 2:
         top_edges = graph.top_edges(question_embedding, params.seed_k_edges)  # blocks of tied relation edges
     else:
-        top_edges = rank_top_by_rank(edge_sim, graph.edge_rank_key_ranks, params.seed_k_edges) \
-            if params.seed_k_edges > 0 and graph.num_edges else np.zeros(0, dtype=np.int64)
+        top_edges = rank_top_by_rank(edge_sim, graph.edge_rank_key_ranks, params.seed_k_edges)
     ordered = [keys[i] for i in top_nodes.tolist()]
     for e in top_edges.tolist():
         ordered += [keys[int(graph.edge_src[e])], keys[int(graph.edge_dst[e])]]

@@ -57,15 +57,19 @@ class PreparedRows:
         self.dim = matrix.shape[1] if matrix.ndim == 2 else 0
 
     def cosine(self, query: np.ndarray) -> np.ndarray:
-        q = np.asarray(query, dtype=np.float32).reshape(-1)
         if len(self.inverse) == 0:
             return np.zeros(0, dtype=np.float64)
+        return self.row_cosine(query)[self.inverse]
+
+    def row_cosine(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of each distinct row (`cosine` spreads them over the rows they stand for)."""
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dim:
             raise InputError(f"question embedding has dimension {q.shape[0]}, graph embeddings {self.dim}",
                              field="question_embedding")
         q = q.astype(np.float64)
         norms = self.norms * max(float(np.linalg.norm(q)), COSINE_EPS)
-        return (self.rows @ q / norms)[self.inverse]
+        return self.rows @ q / norms
 
 
 def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
