@@ -98,6 +98,8 @@ class Answering:
         # One LLM generation at a time: a CPU-bound LLM gains nothing from company, while readers (milliseconds)
         # need not wait behind it.
         self.llm_lock = threading.Lock()
+        # Models are loaded on first use by whichever request needs them: one loads, the others wait for it.
+        self._load_lock = threading.RLock()
 
     def variant(self, *, mode: str | None = None, llm_when: str | None = None) -> "Answering":
         """The same answering with another mode or LLM policy, sharing the models already loaded."""
@@ -106,20 +108,28 @@ class Answering:
         if (mode, llm_when) == (self.mode, self.llm_when):
             return self
         key = (mode, llm_when)
+        with self._load_lock:
+            return self._variant(key)
+
+    def _variant(self, key: tuple[str, str]) -> "Answering":
+        mode, llm_when = key
         variants = self.__dict__.setdefault("_variants", {})
         if key not in variants:
             other = Answering(self.embedder, mode=mode, checkpoint=self.checkpoint, llm=self.llm, device=self.device,
                               llm_when=llm_when)
             other.reader_path = self.reader_path
             other._generators, other._readers = self._generators, self._readers
-            other.llm_lock = self.llm_lock
+            other.llm_lock, other._load_lock = self.llm_lock, self._load_lock
             variants[key] = other
         return variants[key]
 
     # -- models -----------------------------------------------------------------------------------------
     def generator(self, trained: str | None = None):
         """The explicit checkpoint, else the graph's trained generator, else the LLM alone (inference-only)."""
-        checkpoint = self.checkpoint or trained
+        with self._load_lock:
+            return self._generator(self.checkpoint or trained)
+
+    def _generator(self, checkpoint: str | None):
         key = (checkpoint, self.llm, self.device)
         if key not in self._generators:
             if checkpoint:
@@ -136,6 +146,10 @@ class Answering:
         return self._generators[key]
 
     def reader(self, graph: str):
+        with self._load_lock:
+            return self._reader(graph)
+
+    def _reader(self, graph: str):
         from .reader import TrainedReader, ZeroShotReader
         from .registry import check_embedder, load_trained
 

@@ -1,4 +1,5 @@
-"""`gqa`: a thin command line over the library. Every GqaError becomes one red line and exit code 1."""
+"""`gqa`: a thin command line over the library. A user's mistake (a GqaError) becomes one red line and exit
+code 1; a failure of ours, a log id and exit code 2 (`_fail`)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def _connection_options(
     user: Optional[str] = typer.Option(None, "--user", help="[env NEO4J_USER; default neo4j]"),
     password: Optional[str] = typer.Option(None, "--password", help="[env NEO4J_PASSWORD; default: the bundled server's]"),
     database: Optional[str] = typer.Option(None, "--database", help="[env NEO4J_DATABASE; default neo4j]"),
+    verbose: bool = typer.Option(False, "--verbose", help="show library warnings and debug logs [env GQA_VERBOSE=1]"),
 ) -> None:
     Connection.overrides = {"uri": uri, "user": user, "password": password, "database": database}
 
@@ -279,13 +281,13 @@ def main() -> None:
     from . import quiet
 
     quiet.request()
+    if "--verbose" in sys.argv[1:]:  # logging is set up before the options are parsed
+        os.environ["GQA_VERBOSE"] = "1"
+    quiet.configure_logging()
     try:
         outcome = app(standalone_mode=False)
     except GqaError as error:
-        from rich.markup import escape
-
-        err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
-        sys.exit(1)
+        _fail(error)
     except click.exceptions.Abort:
         err_console.print("[red]aborted[/]")
         sys.exit(1)
@@ -297,4 +299,27 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.exceptions.Exit as done:
         sys.exit(done.exit_code)
+    except Exception as error:  # a failure of ours (or Neo4j gone mid-command): never shown as the user's fault
+        _fail(error)
     sys.exit(outcome if isinstance(outcome, int) else 0)
+
+
+def _fail(error: BaseException) -> None:
+    """The user's mistakes: one red line, exit 1. Ours: a log id whose traceback is in the log file, exit 2."""
+    from rich.markup import escape
+
+    from .errors import DatabaseError, driver_unavailable, internal_failure
+    from .quiet import log_file
+
+    if driver_unavailable(error):
+        error = DatabaseError(f"Neo4j became unreachable ({error.__class__.__name__}); is it running? "
+                              "(`gqa db status`)")
+    if isinstance(error, GqaError) and error.exit_code == 1:
+        err_console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        sys.exit(1)
+    log_id = internal_failure(error, "gqa " + " ".join(sys.argv[1:2]), terminal=False)
+    err_console.print(f"[bold red]internal error[/] (log id {log_id}): {escape(error.__class__.__name__)}: "
+                      f"{escape(str(error).splitlines()[0] if str(error) else '')}\n"
+                      f"This is a fault of gqa, not of your input; the traceback is in {log_file()} "
+                      f"(search for {log_id}).", highlight=False)
+    sys.exit(2)

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from .cli import Connection, app, console, err_console, nullcontext, store_session
-from .errors import GqaError
+from .errors import GqaError, NotFoundError
 
 
 def _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e, graph, store) -> dict:
@@ -75,8 +75,8 @@ def ask(
     topk: Optional[int] = typer.Option(None, "--topk", min=0, help="PCST: nodes with prizes"),
     topk_e: Optional[int] = typer.Option(None, "--topk-e", min=0, help="PCST: edge prize tiers"),
     cost_e: Optional[float] = typer.Option(None, "--cost-e", min=0.0, help="PCST: cost per edge"),
-    retriever: str = typer.Option("auto", "--retriever", help="auto (learned where `gqa train` trained one) | "
-                                  "static (the paper's PCST) | learned"),
+    retriever: str = typer.Option("auto", "--retriever", help="auto (learned where `gqa train` trained one, "
+                                  "else relation paths over a KG) | static (the paper's PCST) | learned | paths"),
     retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint",
                                                         help="a learned retriever checkpoint"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
@@ -193,7 +193,7 @@ def show(retrieval_id: str = typer.Argument(..., help="the id `gqa ask` printed 
     with store_session() as store:
         record = store.retrieval(retrieval_id)
     if record is None:
-        raise GqaError(f"no retrieval {retrieval_id!r} is recorded")
+        raise NotFoundError(f"no retrieval {retrieval_id!r} is recorded")
     record["browser_statement"] = statement
     record["browser_url"] = browser_link(Connection.settings().browser_url, statement)
     if as_json:

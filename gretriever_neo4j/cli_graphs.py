@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from .cli import app, console, print_ingest_report, store_session
-from .errors import ConfigError
+from .errors import ConfigError, unknown_graph
 
 
 def ingest_questions_command(*, graph: Optional[str], source: Optional[str], limit: Optional[int],
@@ -59,7 +59,7 @@ def drop(
     with store_session() as store:
         counts = store.graph_counts(graph)
         if not counts["recorded"] and not any(counts[k] for k in ("nodes", "edges", "questions", "retrievals")):
-            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            raise unknown_graph(graph)
         summary = (f"{counts['nodes']:,} nodes, {counts['edges']:,} edges, {counts['questions']:,} questions and "
                    f"{counts['retrievals']:,} recorded retrievals")
         if not yes and not typer.confirm(f"Remove graph {graph!r} ({summary})?", default=False):

@@ -8,6 +8,7 @@ Vectors are L2-normalised float32, so cosine similarity is a dot product on our 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,11 @@ class QueryEmbedding:
 
 
 class Embedder:
-    """Embeds texts in batches; each distinct text is embedded once per process (in-memory cache)."""
+    """Embeds texts in batches; each distinct text is embedded once per process (in-memory cache).
+
+    Safe to share between threads (a server's requests): the cache and the model run under one lock, since a
+    fast tokenizer used from two threads at once fails ("Already borrowed") and torch already spreads one
+    encode over every core."""
 
     def __init__(self, name: str | None = None, *, device: str | None = None, batch_size: int = 128):
         self.name = canonical_name(name)
@@ -74,12 +79,17 @@ class Embedder:
                        else self._model.get_sentence_embedding_dimension())
         self.max_seq_length = int(self._model.max_seq_length or 512)
         self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.RLock()
         self.texts_embedded = 0  # distinct texts actually run through the model
 
     MAX_CACHED = 500_000  # a long-running server must not grow without bound (~1 KiB per 384-d vector)
 
     def embed(self, texts: Sequence[str], *, on_batch: Callable[[int], None] | None = None) -> np.ndarray:
         """(len(texts), dim) float32 normalised vectors, embedding only texts not seen before."""
+        with self._lock:
+            return self._embed(texts, on_batch)
+
+    def _embed(self, texts: Sequence[str], on_batch: Callable[[int], None] | None) -> np.ndarray:
         if len(self._cache) > self.MAX_CACHED:
             self._cache.clear()
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -98,16 +108,34 @@ class Embedder:
 
     @property
     def tokenizer(self):
-        return self._model.tokenizer
+        """The model's tokenizer, called under the embedder's lock (see the class docstring)."""
+        return _Locked(self._model.tokenizer, self._lock)
 
     def embed_query(self, text: str) -> QueryEmbedding:
         """One text, through the same cache as `embed`: retrieval and answering embed the same question (and its
         masked form) several times."""
-        tokens = len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
-        return QueryEmbedding(vector=self.embed([text])[0], truncated=tokens > self.max_seq_length, tokens=tokens)
+        with self._lock:
+            tokens = len(self._model.tokenizer(text, add_special_tokens=True)["input_ids"])
+            return QueryEmbedding(vector=self._embed([text], None)[0], truncated=tokens > self.max_seq_length,
+                                  tokens=tokens)
 
     def forget(self, texts: Iterable[str]) -> None:
-        for text in texts:
-            self._cache.pop(text, None)
+        with self._lock:
+            for text in texts:
+                self._cache.pop(text, None)
 
 
+
+
+class _Locked:
+    """A callable (a tokenizer) that runs under a lock; its other attributes pass through."""
+
+    def __init__(self, wrapped, lock):
+        self._wrapped, self._lock = wrapped, lock
+
+    def __call__(self, *args, **kwargs):
+        with self._lock:
+            return self._wrapped(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._wrapped, name)

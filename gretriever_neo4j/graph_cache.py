@@ -36,6 +36,7 @@ class CachedGraph:
     loaded_at: float = field(default_factory=time.time)
     checked_at: float = field(default_factory=time.monotonic)
     extras: dict = field(default_factory=dict)  # per-graph objects built on it (learned retrievers…)
+    extras_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 def warm(candidate: CandidateGraph) -> None:
@@ -164,9 +165,10 @@ def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed) -> Any:
     if cached is None:
         return None
     key = ("learned", str(checkpoint))
-    if key not in cached.extras:
-        from .retrieval.learned import LearnedRetriever
+    with cached.extras_lock:
+        if key not in cached.extras:
+            from .retrieval.learned import LearnedRetriever
 
-        cached.extras[key] = LearnedRetriever.from_checkpoint(checkpoint, cached.kg, graph_name=graph,
-                                                              embed=embed)
-    return cached.extras[key]
+            cached.extras[key] = LearnedRetriever.from_checkpoint(checkpoint, cached.kg, graph_name=graph,
+                                                                  embed=embed)
+        return cached.extras[key]

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, unknown_graph
 from .retrieval.learned import (LearnedRetriever, RetrieverConfig, StoreGraphSource, TrainingQuestion,
                                 save_checkpoint, train_retriever)
 from .retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
@@ -53,7 +54,7 @@ def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None 
                           + (f" over graph {graph!r}" if graph else "") + ": ingest a KG with questions first "
                           "(`gqa ingest questions --graph NAME --source FILE`)")
     if store.graph_info(graph) is None:
-        raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+        raise unknown_graph(graph)
     questions = questions[:limit] if limit else questions
     started = time.perf_counter()
     kg = KnowledgeGraph.from_store(store, graph)
@@ -78,16 +79,20 @@ class LearnedRetrievalAdapter:
         self.store, self.embedder = retriever.store, retriever.embedder
         self.checkpoint = Path(checkpoint)
         self.cache = cache
-        self._by_graph: dict[str, LearnedRetriever] = {}
+        self._trained: LearnedRetriever | None = None  # the weights, loaded once, shared by every request
+        self._lock = threading.Lock()
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.embedder.embed_query(t).vector for t in texts])
 
     def _learned(self, graph: str) -> LearnedRetriever:
-        if graph not in self._by_graph:
-            self._by_graph[graph] = LearnedRetriever.from_checkpoint(
-                self.checkpoint, StoreGraphSource(self.store, graph), graph_name=graph, embed=self._embed)
-        return self._by_graph[graph]
+        """The trained scorer over a source of this request's own: a store-backed source fills as the beam goes,
+        and requests run in several threads of a server."""
+        source = StoreGraphSource(self.store, graph)
+        with self._lock:
+            if self._trained is None:
+                self._trained = LearnedRetriever.from_checkpoint(self.checkpoint, source, embed=self._embed)
+        return self._trained.over(source)
 
     def retrieve(self, question: str, *, graph: str | None = None, record: bool = True, **_ignored) -> Retrieval:
         from .retrieval.textualize import count_tokens
@@ -96,7 +101,7 @@ class LearnedRetrievalAdapter:
             raise ConfigError("--retriever learned needs --graph (the KG it was trained for)")
         info = self.store.graph_info(graph)
         if info is None:
-            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            raise unknown_graph(graph)
         started = time.perf_counter()
         query = self.embedder.embed_query(strip_topic_markers(question))
         embed_ms = (time.perf_counter() - started) * 1000

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import cypher
-from .errors import ConfigError, DatabaseError, InputError
+from .errors import ConfigError, DatabaseError, InputError, unknown_graph
 from .retrieval.candidates import CandidateGraph, ScoredCandidateGraph
 from .retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from .retrieval.pcst import DEFAULTS
@@ -166,7 +166,7 @@ class Retriever:
             graph = hits[0]["graph"]
         info = self.store.graph_info(graph)
         if info is None:
-            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            raise unknown_graph(graph)
         return graph, info
 
     def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.errors import InvariantError
 from gretriever_neo4j.retrieval.seeds import PreparedRows, cosine_to_query, distinct_rows, edge_rank_key
 
 # Joins the parts of a content-derived edge id. U+001F sorts below every printable character, so ordering
@@ -91,22 +91,22 @@ class CandidateGraph:
         if self.edge_refs is not None:
             _require_length("edge_refs", self.edge_refs, e)
             if len(set(self.edge_refs)) != e:
-                raise InputError("edge refs must be unique", field="edge_refs")
+                raise InvariantError("edge refs must be unique", field="edge_refs")
         for name, texts in (("node_keys", self.node_keys), ("node_texts", self.node_texts),
                             ("edge_texts", self.edge_texts)):
             bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
             if bad is not None:
-                raise InputError(f"entry {bad} is {type(texts[bad]).__name__}, expected str", field=name)
+                raise InvariantError(f"entry {bad} is {type(texts[bad]).__name__}, expected str", field=name)
         if len(set(self.node_keys)) != n:
             duplicate = next(k for k, c in Counter(self.node_keys).items() if c > 1)
-            raise InputError(f"duplicate node key {duplicate!r}", field="node_keys")
+            raise InvariantError(f"duplicate node key {duplicate!r}", field="node_keys")
         for name, index in (("edge_src", self.edge_src), ("edge_dst", self.edge_dst)):
             if e and (index.min() < 0 or index.max() >= n):
                 bad = int(np.flatnonzero((index < 0) | (index >= n))[0])
-                raise InputError(f"edge {bad} points at node {int(index[bad])}, graph has {n} nodes",
+                raise InvariantError(f"edge {bad} points at node {int(index[bad])}, graph has {n} nodes",
                                  field=name)
         if e and self.edge_embeddings.shape[1] != self.node_embeddings.shape[1]:
-            raise InputError(f"edge embeddings have dimension {self.edge_embeddings.shape[1]}, node "
+            raise InvariantError(f"edge embeddings have dimension {self.edge_embeddings.shape[1]}, node "
                              f"embeddings {self.node_embeddings.shape[1]}", field="edge_embeddings")
 
     @classmethod
@@ -122,13 +122,13 @@ class CandidateGraph:
         key_to_index: dict[str, int] = {}
         for i, (key, _, _) in enumerate(nodes):
             if key in key_to_index:
-                raise InputError(f"duplicate node key {key!r}", field=f"nodes[{i}]")
+                raise InvariantError(f"duplicate node key {key!r}", field=f"nodes[{i}]")
             key_to_index[key] = i
         src, dst = [], []
         for i, (src_key, _, dst_key, _) in enumerate(edges):
             for end, key, column in (("source", src_key, src), ("target", dst_key, dst)):
                 if key not in key_to_index:
-                    raise InputError(f"{end} {key!r} is not a node", field=f"edges[{i}]")
+                    raise InvariantError(f"{end} {key!r} is not a node", field=f"edges[{i}]")
                 column.append(key_to_index[key])
         width = dim if dim is not None else (len(nodes[0][2]) if nodes else 0)
         return cls(
@@ -282,7 +282,7 @@ class CandidateGraph:
         local[node_indices] = np.arange(len(node_indices))
         src, dst = local[self.edge_src[edge_indices]], local[self.edge_dst[edge_indices]]
         if (src < 0).any() or (dst < 0).any():
-            raise InputError("an edge's endpoint is not among the chosen nodes", field="edge_indices")
+            raise InvariantError("an edge's endpoint is not among the chosen nodes", field="edge_indices")
         nodes, edges = node_indices.tolist(), edge_indices.tolist()
         return CandidateGraph(
             node_keys=[self.node_keys[i] for i in nodes],
@@ -308,9 +308,9 @@ def _as_matrix(values, name: str) -> np.ndarray:
     if matrix.ndim == 1 and matrix.size == 0:
         matrix = matrix.reshape(0, 0)
     if matrix.ndim != 2:
-        raise InputError(f"expected a 2-d array, got shape {matrix.shape}", field=name)
+        raise InvariantError(f"expected a 2-d array, got shape {matrix.shape}", field=name)
     if not np.isfinite(matrix).all():
-        raise InputError("contains NaN or infinity", field=name)
+        raise InvariantError("contains NaN or infinity", field=name)
     return np.ascontiguousarray(matrix)
 
 
@@ -319,14 +319,14 @@ def _as_index_vector(values, name: str) -> np.ndarray:
     if vector.size == 0:
         return np.zeros(0, dtype=np.int64)
     if vector.ndim != 1 or not np.issubdtype(vector.dtype, np.integer):
-        raise InputError(f"expected a 1-d integer array, got {vector.dtype} of shape {vector.shape}",
+        raise InvariantError(f"expected a 1-d integer array, got {vector.dtype} of shape {vector.shape}",
                          field=name)
     return vector.astype(np.int64, copy=False)
 
 
 def _require_length(name: str, values, expected: int) -> None:
     if len(values) != expected:
-        raise InputError(f"has {len(values)} entries, expected {expected}", field=name)
+        raise InvariantError(f"has {len(values)} entries, expected {expected}", field=name)
 
 
 def _stack(rows: list[Sequence[float]], width: int, name: str) -> np.ndarray:
@@ -334,7 +334,7 @@ def _stack(rows: list[Sequence[float]], width: int, name: str) -> np.ndarray:
         return np.zeros((0, width), dtype=np.float32)
     bad = next((i for i, row in enumerate(rows) if len(row) != width), None)
     if bad is not None:
-        raise InputError(f"embedding has {len(rows[bad])} values, expected {width}", field=f"{name}[{bad}]")
+        raise InvariantError(f"embedding has {len(rows[bad])} values, expected {width}", field=f"{name}[{bad}]")
     return np.asarray(rows, dtype=np.float32)
 
 
@@ -355,7 +355,7 @@ class ScoredCandidateGraph(CandidateGraph):
         for name, size in (("node_scores", self.num_nodes), ("edge_scores", self.num_edges)):
             scores = np.asarray(getattr(self, name), dtype=np.float64).reshape(-1)
             if scores.shape[0] != size:
-                raise InputError(f"{scores.shape[0]} scores for {size} rows", field=name)
+                raise InvariantError(f"{scores.shape[0]} scores for {size} rows", field=name)
             object.__setattr__(self, name, scores)
 
     def node_similarity(self, question_embedding: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
-from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.records import GraphRecord
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 
@@ -56,22 +56,22 @@ class KnowledgeGraph:
             set_field(self, name, np.ascontiguousarray(np.asarray(getattr(self, name), dtype=np.int64).reshape(-1)))
         n, e, r = len(self.node_keys), len(self.head), len(self.relation_texts)
         if len(self.node_texts) != n:
-            raise InputError(f"{len(self.node_texts)} node texts for {n} nodes", field="node_texts")
+            raise InvariantError(f"{len(self.node_texts)} node texts for {n} nodes", field="node_texts")
         if len(self.relation) != e or len(self.tail) != e:
-            raise InputError("head, relation and tail differ in length", field="relation")
+            raise InvariantError("head, relation and tail differ in length", field="relation")
         if self.edge_refs is not None and len(self.edge_refs) != e:
-            raise InputError(f"{len(self.edge_refs)} edge refs for {e} edges", field="edge_refs")
+            raise InvariantError(f"{len(self.edge_refs)} edge refs for {e} edges", field="edge_refs")
         if self.node_refs is not None and len(self.node_refs) != n:
-            raise InputError(f"{len(self.node_refs)} node refs for {n} nodes", field="node_refs")
+            raise InvariantError(f"{len(self.node_refs)} node refs for {n} nodes", field="node_refs")
         for name, index, size in (("head", self.head, n), ("tail", self.tail, n), ("relation", self.relation, r)):
             if e and (index.min() < 0 or index.max() >= size):
-                raise InputError(f"an index is out of range for {size} entries", field=name)
+                raise InvariantError(f"an index is out of range for {size} entries", field=name)
         for name, matrix, rows in (("node_embeddings", self.node_embeddings, n),
                                    ("relation_embeddings", self.relation_embeddings, r)):
             if matrix is not None:
                 matrix = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32))
                 if matrix.ndim != 2 or matrix.shape[0] != rows:
-                    raise InputError(f"expected {rows} rows, got shape {matrix.shape}", field=name)
+                    raise InvariantError(f"expected {rows} rows, got shape {matrix.shape}", field=name)
                 set_field(self, name, matrix)
 
     # -- construction ------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class KnowledgeGraph:
     @property
     def dim(self) -> int:
         if self.node_embeddings is None:
-            raise InputError("the knowledge graph has no embeddings; attach them with with_embeddings()",
+            raise InvariantError("the knowledge graph has no embeddings; attach them with with_embeddings()",
                              field="node_embeddings")
         return int(self.node_embeddings.shape[1])
 
@@ -238,7 +238,7 @@ class KnowledgeGraph:
         local[nodes] = np.arange(len(nodes))
         src, dst = local[self.head[edges]], local[self.tail[edges]]
         if (src < 0).any() or (dst < 0).any():
-            raise InputError("an edge's endpoint is not among the chosen nodes", field="edges")
+            raise InvariantError("an edge's endpoint is not among the chosen nodes", field="edges")
         dim = self.dim
         relation_embeddings = (self.relation_embeddings if self.relation_embeddings is not None
                                else np.zeros((len(self.relation_texts), dim), np.float32))

@@ -30,6 +30,8 @@ The graph is reached through a source: a `KnowledgeGraph` in memory, or `StoreGr
 
 from __future__ import annotations
 
+import copy
+
 import dataclasses
 import math
 import time
@@ -634,6 +636,17 @@ class LearnedRetriever:
     def from_checkpoint(cls, path: str | Path, graph, **options) -> LearnedRetriever:
         model, config, embedder_name, prior = load_checkpoint(path)
         return cls(model, config, graph, embedder_name=embedder_name, prior=prior, **options)
+
+    def over(self, graph) -> LearnedRetriever:
+        """The same trained scorer over another source. A `StoreGraphSource` grows as the beam meets nodes, so a
+        server gives each request its own and shares only this retriever's weights."""
+        other = copy.copy(self)
+        other.source = as_source(graph)
+        other.linking = other.source.linking()
+        other.graph_name = getattr(other.source, "graph", self.graph_name)
+        if not isinstance(other.source, KnowledgeGraphSource):
+            other._node_projection, other._relation_projection = {}, None
+        return other
 
     # projections: precomputed for an in-memory graph, computed per call for a store-backed one
     def _project(self, part: str, nodes: np.ndarray) -> np.ndarray:

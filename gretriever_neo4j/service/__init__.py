@@ -21,7 +21,7 @@ def build_runtime(config: ServiceConfig, settings) -> Runtime:
     from ..qa import QA
     from ..store import GraphStore, open_driver
 
-    driver = open_driver(settings)
+    driver = open_driver(settings, retry_s=config.neo4j_retry_s)
     store = GraphStore(driver, settings.database)
     embedder = Embedder(config.embedder)
     answering = Answering(embedder, llm=config.llm, device=config.device)
@@ -58,7 +58,10 @@ def serve(config: ServiceConfig, settings) -> None:
 
     from .app import create_app
 
+    from .. import quiet
+
     check_bind(config)
+    quiet.configure_logging()
     runtime = build_runtime(config, settings)
     try:
         uvicorn.run(create_app(runtime), host=config.host, port=config.port, log_level="warning",

@@ -9,28 +9,34 @@
     GET  /api/retrievals/{id}    a recorded retrieval with its Neo4j Browser statement and link
     GET  /                       the web page; /docs the OpenAPI documentation
 
-Errors are JSON `{"detail": …}` with 4xx codes: 422 bad input (question empty or too long), 404 unknown graph or
-retrieval, 413 body too large, 429 generation queue full, 401 missing or wrong token, 503 Neo4j unavailable.
+Errors are JSON `{"detail": …}`, their status chosen by the error's type (`errors.GqaError.http_status`): 422 bad
+input, 404 unknown graph or retrieval, 413 body too large, 429 generation queue full and 503 Neo4j unreachable (both
+with Retry-After), 401 missing or wrong token; a failure of ours is 500 with a short log id whose traceback is in
+the server's log, never in the response.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterable
 from importlib import resources
 from typing import Literal
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import ConfigError, DatabaseError, GqaError, InputError
-from .runtime import Busy, Runtime, StreamState, TokenStream
+from ..errors import DatabaseError, GqaError, NotFoundError, driver_unavailable, internal_failure
+from .runtime import Runtime, StreamState, TokenStream
+
+log = logging.getLogger(__name__)
 
 STATIC = resources.files("gretriever_neo4j.service") / "static"
 
@@ -49,16 +55,28 @@ class Retrieve(BaseModel):
     retriever: Literal["auto", "static", "learned"] = "auto"
 
 
-def status_for(error: GqaError) -> int:
-    if isinstance(error, Busy):
-        return 429
-    if isinstance(error, InputError):
-        return 422
-    if isinstance(error, DatabaseError):
-        return 503
-    if isinstance(error, ConfigError) and ("no stored graph" in str(error) or "no retrieval" in str(error)):
-        return 404
-    return 400
+def failure(error: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
+    """(status, detail, headers) for any exception a request met: the error's own status for ours, 503 for a
+    Neo4j that went away, and 500 with a log id (traceback logged) for anything else."""
+    if isinstance(error, GqaError) and error.http_status < 500:
+        headers = {"Retry-After": str(error.retry_after_s)} if hasattr(error, "retry_after_s") else {}
+        return error.http_status, str(error), headers
+    if isinstance(error, DatabaseError) or driver_unavailable(error):
+        log.warning("%s: Neo4j unavailable: %s", where, error)
+        detail = str(error) if isinstance(error, DatabaseError) else "Neo4j is unreachable; try again shortly"
+        return 503, detail, {"Retry-After": str(DatabaseError.retry_after_s)}
+    log_id = internal_failure(error, where)
+    return 500, f"internal error (log id {log_id}); the server's log has the details", {}
+
+
+def error_response(error: BaseException, where: str) -> JSONResponse:
+    status, detail, headers = failure(error, where)
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def error_event(error: BaseException, where: str) -> ServerSentEvent:
+    status, detail, _ = failure(error, where)
+    return ServerSentEvent(event="error", data={"status": status, "detail": detail})
 
 
 def create_app(runtime: Runtime) -> FastAPI:
@@ -68,25 +86,30 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.exception_handler(GqaError)
     async def gqa_error(request: Request, error: GqaError):
-        return JSONResponse({"detail": str(error)}, status_code=status_for(error))
+        return error_response(error, f"{request.method} {request.url.path}")
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError):
+        # Not FastAPI's default: that echoes the input back, and fails (500) on input it cannot encode (a lone
+        # surrogate escaped in the JSON body); ASCII-escaped JSON carries any text.
+        detail = [{key: entry[key] for key in ("type", "loc", "msg") if key in entry} for entry in error.errors()]
+        return Response(json.dumps({"detail": detail}, ensure_ascii=True, default=str), status_code=422,
+                        media_type="application/json")
 
     @app.middleware("http")
-    async def auth(request: Request, call_next):
+    async def guard(request: Request, call_next):
         # Body size: FastAPI's own limit (max_body_size) answers 413, chunked bodies included.
         if config.token and request.url.path.startswith("/api/"):
             given = request.headers.get("authorization", "")
             if not secrets.compare_digest(given.encode(), f"Bearer {config.token}".encode()):
                 return JSONResponse({"detail": "a valid 'Authorization: Bearer <token>' header is required"},
                                     status_code=401, headers={"WWW-Authenticate": "Bearer"})
-        return await call_next(request)
-
-    def ticket():
-        """A place in the generation queue for the whole response (streamed ones included), or 429."""
-        runtime.take_ticket()
         try:
-            yield
-        finally:
-            runtime.return_ticket()
+            return await call_next(request)
+        except RecursionError:  # JSON nested deeper than the parser recurses: the body's fault, not ours
+            return JSONResponse({"detail": "the JSON body is nested too deeply"}, status_code=422)
+        except Exception as error:  # anything that escaped the endpoints: 5xx with a log id, never a traceback
+            return error_response(error, f"{request.method} {request.url.path}")
 
     @app.get("/health")
     async def health() -> dict:
@@ -109,25 +132,30 @@ def create_app(runtime: Runtime) -> FastAPI:
         return JSONResponse({**retrieval.to_dict(), "retriever_model": described})
 
     @app.post("/api/ask")
-    async def ask(body: Ask, _: None = Depends(ticket)):
-        retrieval, described = await run_in_threadpool(runtime.retrieve, body.question, body.graph, body.retriever)
-        answer = await run_in_threadpool(_answer, runtime, retrieval, body, None)
+    async def ask(body: Ask):
+        ticket = runtime.ticket()
+        try:
+            retrieval, described, answer = await run_in_threadpool(ticket.run, _retrieve_and_answer, runtime, body)
+        finally:
+            if not ticket.started:  # cancelled before a worker took it
+                ticket.release()
         return JSONResponse({**retrieval.to_dict(), "retriever_model": described, "answer": answer.to_dict()})
 
     @app.post("/api/ask/stream", response_class=EventSourceResponse)
-    async def ask_stream(body: Ask, request: Request, _: None = Depends(ticket)
-                         ) -> AsyncIterable[ServerSentEvent]:
+    async def ask_stream(body: Ask, request: Request) -> AsyncIterable[ServerSentEvent]:
         runtime.check_question(body.question)
+        ticket = runtime.ticket()
         state = StreamState(tokens=TokenStream())
+        where = f"POST {request.url.path}"
         try:
             try:
                 retrieval, described = await run_in_threadpool(runtime.retrieve, body.question, body.graph,
                                                                body.retriever)
-            except GqaError as error:
-                yield ServerSentEvent(event="error", data={"status": status_for(error), "detail": str(error)})
+            except Exception as error:
+                yield error_event(error, where)
                 return
             yield ServerSentEvent(event="retrieval", data={**retrieval.to_dict(), "retriever_model": described})
-            work = asyncio.ensure_future(run_in_threadpool(_answer, runtime, retrieval, body, state))
+            work = asyncio.ensure_future(run_in_threadpool(ticket.run, _answer, runtime, retrieval, body, state))
             while True:  # relay the LLM's tokens as they come
                 delta = await asyncio.get_running_loop().run_in_executor(None, _next_delta, state, work)
                 if delta is None:
@@ -135,25 +163,27 @@ def create_app(runtime: Runtime) -> FastAPI:
                 yield ServerSentEvent(event="token", data={"text": delta})
             try:
                 answer = await work
-            except GqaError as error:
-                yield ServerSentEvent(event="error", data={"status": status_for(error), "detail": str(error)})
+            except Exception as error:
+                yield error_event(error, where)
                 return
             yield ServerSentEvent(event="answer", data=answer.to_dict())
             yield ServerSentEvent(event="done", data={"retrieval_id": retrieval.id})
         finally:
             state.cancel.set()  # a client that went away stops its generation; the lock frees for the others
+            if not ticket.started:
+                ticket.release()
 
     @app.get("/api/retrievals/{retrieval_id}")
     async def retrieval(retrieval_id: str) -> dict:
         from ..retriever import browser_link, browser_statement
-        from ..settings import Neo4jSettings
 
         statement = browser_statement(retrieval_id)
         record = await run_in_threadpool(runtime.store.retrieval, retrieval_id)
         if record is None:
-            raise HTTPException(404, f"no retrieval {retrieval_id!r} is recorded")
-        browser = Neo4jSettings.from_env().browser_url
-        return {**record, "browser_statement": statement, "browser_url": browser_link(browser, statement)}
+            raise NotFoundError(f"no retrieval {retrieval_id!r} is recorded")
+        browser = runtime.qa.static.browser_url or ""
+        return {**record, "browser_statement": statement,
+                "browser_url": browser_link(browser, statement) if browser else None}
 
     @app.get("/", include_in_schema=False)
     async def page():
@@ -163,11 +193,15 @@ def create_app(runtime: Runtime) -> FastAPI:
     return app
 
 
+def _retrieve_and_answer(runtime: Runtime, body: Ask):
+    retrieval, described = runtime.retrieve(body.question, body.graph, body.retriever)
+    return retrieval, described, _answer(runtime, retrieval, body, None)
+
+
 def _answer(runtime: Runtime, retrieval, body: Ask, state: StreamState | None):
-    answering = runtime.qa.answering.variant(mode=body.mode, llm_when=body.llm_when)
     try:
-        return answering.answer(retrieval, streamer=state.tokens if state else None,
-                                cancel=state.cancel if state else None)
+        return runtime.answer(retrieval, mode=body.mode, llm_when=body.llm_when,
+                              streamer=state.tokens if state else None, cancel=state.cancel if state else None)
     finally:
         if state is not None and state.tokens is not None:
             state.tokens.end()

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConfigError, DatabaseError, GqaError, InputError
+from ..errors import BusyError, DatabaseError, InputError
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,11 @@ class ServiceConfig:
     llm: str | None = None
     device: str = "auto"
     preload: tuple[str, ...] = ()  # graphs whose models are loaded at start
+    neo4j_retry_s: float = 3.0  # how long a statement waits for an unreachable Neo4j before the request gets 503
 
 
 def is_loopback(host: str) -> bool:
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-
-
-class Busy(GqaError):
-    """The generation queue is full."""
 
 
 class Runtime:
@@ -53,14 +50,16 @@ class Runtime:
         self._stats_lock = threading.Lock()
 
     # -- the generation queue --------------------------------------------------------------------------
-    def take_ticket(self) -> None:
+    def ticket(self) -> "Ticket":
+        """A place among the `max_queue` answers under way, or BusyError (429)."""
         with self._tickets_lock:
             if self._tickets >= self.config.max_queue:
-                raise Busy(f"{self._tickets} answers are being generated or waiting (at most "
-                           f"{self.config.max_queue}); try again shortly")
+                raise BusyError(f"{self._tickets} answers are being generated or waiting (at most "
+                                f"{self.config.max_queue}); try again shortly")
             self._tickets += 1
+        return Ticket(self)
 
-    def return_ticket(self) -> None:
+    def _return_ticket(self) -> None:
         with self._tickets_lock:
             self._tickets = max(self._tickets - 1, 0)
 
@@ -81,11 +80,9 @@ class Runtime:
     def retrieve(self, question: str, graph: str | None, kind: str, record: bool = True):
         return self.qa.retrieve(self.check_question(question), graph=graph, kind=kind, record=record)
 
-    def answer(self, retrieval, *, streamer=None, cancel=None):
-        if not retrieval.result.subgraph.node_keys:
-            raise ConfigError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this "
-                              f"question (retrieval {retrieval.id})")
-        return self.qa.answering.answer(retrieval, streamer=streamer, cancel=cancel)
+    def answer(self, retrieval, *, mode: str = "auto", llm_when: str = "auto", streamer=None, cancel=None):
+        answering = self.qa.answering.variant(mode=mode, llm_when=llm_when)
+        return self.qa.answer(retrieval, answering=answering, streamer=streamer, cancel=cancel)
 
     def graphs(self, max_age_s: float = 600.0) -> dict[str, dict[str, Any]]:
         """The store's statistics per dataset. Computing them scans every node and relationship (seconds on a large
@@ -112,6 +109,34 @@ class Runtime:
             return {"ready": False, "neo4j": False, "detail": str(error)}
         except Exception as error:  # the driver raises its own errors when the server went away
             return {"ready": False, "neo4j": False, "detail": f"{error.__class__.__name__}: {error}"}
+
+
+class Ticket:
+    """A place in the generation queue, held while an answer is computed, not while it is sent: a client that
+    reads slowly, or asks again as soon as it has its answer, must not find its own place still taken.
+
+    Released once, by whichever comes first: the worker thread that ran the answer (`run`), or the request when
+    no worker ever started (`release`)."""
+
+    def __init__(self, runtime: Runtime):
+        self._runtime = runtime
+        self._lock = threading.Lock()
+        self.started = False
+        self._returned = False
+
+    def run(self, work, *args, **kwargs):
+        self.started = True
+        try:
+            return work(*args, **kwargs)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        with self._lock:
+            if self._returned:
+                return
+            self._returned = True
+        self._runtime._return_ticket()
 
 
 class TokenStream:

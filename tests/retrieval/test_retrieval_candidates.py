@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.errors import InvariantError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph, content_edge_id
 
 
@@ -40,7 +40,7 @@ def test_valid_graph_normalises_types():
     (dict(node_texts=["A", None, "C"]), "node_texts"),
 ])
 def test_invalid_graph_names_the_field(overrides, field):
-    with pytest.raises(InputError) as error:
+    with pytest.raises(InvariantError) as error:
         small_graph(**overrides)
     assert error.value.field == field
 
@@ -59,10 +59,10 @@ def test_from_records_and_unknown_endpoint():
                                         edge_refs=["r1", "r2"])
     assert graph.edge_src.tolist() == [0, 1] and graph.edge_dst.tolist() == [1, 1]
     assert graph.edge_ids == ["r1", "r2"]
-    with pytest.raises(InputError) as error:
+    with pytest.raises(InvariantError) as error:
         CandidateGraph.from_records([("a", "A", [1, 0])], [("a", "likes", "zz", [1, 1])])
     assert error.value.field == "edges[0]" and "'zz'" in str(error.value)
-    with pytest.raises(InputError) as error:
+    with pytest.raises(InvariantError) as error:
         CandidateGraph.from_records([("a", "A", [1, 0]), ("b", "B", [1])], [])
     assert error.value.field == "nodes[1]"
 
@@ -82,7 +82,7 @@ def test_subgraph_renumbers_in_the_given_order():
     assert sub.node_keys == ["c", "b"] and sub.node_refs == ["n2", "n1"]
     assert sub.edge_src.tolist() == [1] and sub.edge_dst.tolist() == [0] and sub.edge_refs == ["e1"]
     assert sub.node_embeddings.tolist() == [[0, 0, 1], [0, 1, 0]]
-    with pytest.raises(InputError):
+    with pytest.raises(InvariantError):
         graph.subgraph([0], [0])
 
 

@@ -23,8 +23,8 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, env: dict, *args: str, host: str = "127.0.0.1"):
-        self.port = free_port()
+    def __init__(self, env: dict, *args: str, host: str = "127.0.0.1", port: int | None = None):
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen([sys.executable, "-m", "gretriever_neo4j", "serve", "--host", host, "--port",
                                          str(self.port), *args], env=env, stdout=subprocess.PIPE,

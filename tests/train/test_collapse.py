@@ -24,14 +24,19 @@ def test_a_toy_set_built_to_collapse_is_flagged(tmp_path):
 
 
 def test_a_model_that_learned_is_not_flagged(tmp_path):
+    """Trains until the toy has learned its eight samples (each question says its label) — by construction, not
+    by a fixed number of steps whose outcome depends on a library's numerics — then checks it is not flagged."""
     samples = [random_sample(i, 3, label="yes" if i % 2 else "no", question=f"say {'yes' if i % 2 else 'no'}")
                for i in range(8)]
     model = toy_model("lora", seed=0)
-    train(model, samples, samples, TrainConfig(lr=5e-2, min_lr=1e-2, batch_size=4, grad_accum=1, epochs=12,
-                                               warmup_epochs=0, patience=20), tmp_path)
-    validation = evaluate(model, samples, batch_size=4)
+    config = TrainConfig(lr=1e-2, min_lr=1e-2, batch_size=4, grad_accum=1, epochs=4, warmup_epochs=0, patience=20)
+    for round_ in range(15):
+        train(model, samples, [], config, tmp_path / f"round{round_}")
+        validation = evaluate(model, samples, batch_size=4)
+        if validation.predicted_shares == {"n": 0.5, "y": 0.5}:
+            break
+    assert validation.predicted_shares == {"n": 0.5, "y": 0.5}, f"not learned in {round_ + 1} rounds"
     assert validation.collapse is None
-    assert validation.predicted_shares == {"n": 0.5, "y": 0.5}
 
 
 def test_balanced_draw_gives_every_label_an_equal_share():

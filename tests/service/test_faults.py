@@ -1,0 +1,97 @@
+"""Faults around a real `gqa serve`: Neo4j stopped and started again under it, the server killed with SIGKILL in
+the middle of a stream, a client that never reads its stream."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from service_helpers import FRANKLIN, Server
+
+pytestmark = pytest.mark.neo4j
+
+ASK = {"question": FRANKLIN, "graph": "webqsp", "llm_when": "never"}
+
+
+def _db(command: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", "db", command], env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _bundled(env: dict) -> bool:
+    """This Neo4j is the one `gqa db` runs (CI, the README's set-up), so the test may stop and start it."""
+    return "running" in _db("status", env).stdout.lower()
+
+
+def test_neo4j_stopped_under_the_server_gives_503_then_answers_resume(server_env):
+    if not _bundled(server_env):
+        pytest.skip("the Neo4j server is not the bundled one (`gqa db`): not ours to stop")
+    server = Server(server_env, "--llm", "tiny-random-llama").wait()
+    try:
+        assert httpx.post(f"{server.url}/api/ask", json=ASK, timeout=120).status_code == 200
+        stopped = _db("stop", server_env)
+        assert stopped.returncode == 0, stopped.stderr[-2000:]
+        try:
+            down = httpx.post(f"{server.url}/api/ask", json=ASK, timeout=120)
+            assert down.status_code == 503, (down.status_code, down.text[:300])
+            assert down.headers.get("retry-after") and "Traceback" not in down.text
+            assert "Neo4j" in down.json()["detail"]
+            ready = httpx.get(f"{server.url}/ready", timeout=60)
+            assert ready.status_code == 503 and ready.json()["ready"] is False
+            retrieve = httpx.post(f"{server.url}/api/retrieve", json=ASK, timeout=120)
+            assert retrieve.status_code == 503
+        finally:
+            started = _db("start", server_env)
+            assert started.returncode == 0, started.stderr[-2000:]
+        deadline = time.monotonic() + 120
+        while True:  # the driver reconnects by itself: no restart of `gqa serve`
+            again = httpx.post(f"{server.url}/api/ask", json=ASK, timeout=120)
+            if again.status_code == 200 or time.monotonic() > deadline:
+                break
+            assert again.status_code == 503, (again.status_code, again.text[:300])
+            time.sleep(1)
+        assert again.status_code == 200 and again.json()["answer"]["nodes"]
+        assert httpx.get(f"{server.url}/ready", timeout=60).json()["ready"] is True
+    finally:
+        server.stop()
+    log = server.process.stderr.read()
+    assert "Traceback" not in log
+
+
+def test_a_server_killed_mid_stream_starts_clean_on_the_same_port(server_env):
+    first = Server(server_env, "--llm", "tiny-random-llama").wait()
+    with httpx.Client(timeout=120) as client:
+        with client.stream("POST", f"{first.url}/api/ask/stream", json={**ASK, "llm_when": "always"}) as response:
+            assert next(response.iter_lines()).startswith("event: retrieval")
+            os.kill(first.process.pid, signal.SIGKILL)
+            first.process.wait(timeout=30)
+    second = Server(server_env, "--llm", "tiny-random-llama", port=first.port)
+    try:
+        second.wait()
+        asked = httpx.post(f"{second.url}/api/ask", json=ASK, timeout=120)
+        assert asked.status_code == 200 and asked.json()["answer"]["nodes"]
+    finally:
+        second.stop()
+
+
+def test_a_client_that_never_reads_does_not_hold_a_generation_slot(server_env):
+    """One place in the queue: a client that opens a stream and then reads nothing; once its answer is computed
+    (not sent) the place is free for the next client."""
+    server = Server(server_env, "--llm", "tiny-random-llama", "--max-queue", "1").wait()
+    try:
+        with httpx.Client(timeout=120) as stalled, stalled.stream("POST", f"{server.url}/api/ask/stream",
+                                                                   json={**ASK, "llm_when": "always"}):
+            deadline = time.monotonic() + 90
+            while True:
+                other = httpx.post(f"{server.url}/api/ask", json=ASK, timeout=120)
+                if other.status_code != 429 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            assert other.status_code == 200, (other.status_code, other.text[:300])
+    finally:
+        server.stop()
