@@ -59,7 +59,10 @@ class DatabaseError(GqaError):
 
 
 class ModelError(GqaError):
-    """A model cannot be found or loaded, or does not fit (no causal-LM head, wrong hidden size)."""
+    """A model cannot be found or loaded, or does not fit (no causal-LM head, wrong hidden size). The user of
+    the CLI can fix it (exit 1); a client of the service cannot (500)."""
+
+    http_status = 500
 
 
 class BusyError(GqaError):
