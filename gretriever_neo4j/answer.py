@@ -33,6 +33,8 @@ class AnswerNode:
     text: str
     probability: float | None  # the reader's
     walk: str  # how it relates to what the question names, e.g. "starred_actors> <directed_by"
+    # why it is an answer: chains from the named entities, {"text", "nodes", "edges"} (`reader.evidence`)
+    evidence_paths: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -234,7 +236,8 @@ class Answering:
                       seconds=time.perf_counter() - started, mode="grounded", models=models,
                       timings_ms=result.timings_ms, anchors=list(reading.anchors),
                       nodes=[AnswerNode(id=n, key=view.node_keys[n], text=view.node_texts[n],
-                                        probability=float(reading.probabilities[n]), walk=reading.signature_of(n))
+                                        probability=float(reading.probabilities[n]), walk=reading.signature_of(n),
+                                        evidence_paths=_evidence(reading, n))
                              for n in result.nodes])
 
     def _label(self, retrieval: Retrieval, labels, history, streamer=None, cancel=None) -> Answer:
@@ -270,6 +273,15 @@ class Answering:
         return Answer(text=answer_text(raw).strip(), raw=raw, citations=check_citations(sample.desc, raw),
                       model=f"{model.config.variant} / {model.config.llm}", seconds=time.perf_counter() - started,
                       mode="free-text", models={"generator": f"{model.config.variant} / {model.config.llm}"})
+
+
+def _evidence(reading, node: int) -> list[dict]:
+    from .reader.evidence import answer_evidence
+
+    view = reading.view
+    relation_of = [view.relation_texts[int(r)] for r in view.relation]
+    paths = answer_evidence(view.src, view.dst, reading.anchors, node, reading.evidence_for([node]))
+    return [path.to_dict(view.node_texts, relation_of, view.src, view.dst) for path in paths]
 
 
 def _generate_one(model, sample, *, labels=None, streamer=None, cancel=None) -> str:

@@ -236,30 +236,46 @@ def quickstart(
     ask(question=question, graph="webqsp", questions=None, out=None, retrieve_only=retrieve_only, free_text=False,
         reader_only=False, llm_when="auto", checkpoint=None, reader=None, llm=None, device="auto", embedder=None, seed_k=None,
         seed_k_edges=None, hops=None, fanout=None, max_nodes=None, max_edges=None, topk=None, topk_e=None,
-        cost_e=None, retriever="auto", retriever_checkpoint=None, as_json=False)
+        cost_e=None, retriever="auto", retriever_checkpoint=None, as_json=False, subgraph=True)
 
 
 # -- stats ----------------------------------------------------------------------------------------
 @app.command()
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:
-    """What each stored dataset holds."""
+    """What is stored, graph by graph (per-sample datasets as one row each), with the models trained for it."""
+    from .overview import graph_rows
+
     with store_session() as store:
         data = store.stats()
+        rows = graph_rows(store.graph_stats())
         embedder = store.embedder_info()
     if as_json:
         console.print_json(json.dumps({"embedder": embedder and {"name": embedder[0], "dim": embedder[1]},
-                                       "datasets": data}))
+                                       "graphs": rows, "datasets": data}))
         return
     table = Table(title="gqa stats" + (f" — embedder {embedder[0]} ({embedder[1]}-d)" if embedder else ""))
-    for column in ("dataset", "kind", "graphs", "nodes", "edges", "embedded", "questions"):
-        table.add_column(column, justify="left" if column in ("dataset", "kind") else "right")
-    for name, row in data.items():
-        questions = ", ".join(f"{split}: {n:,}" for split, n in sorted(row["questions"].items())) or "0"
-        table.add_row(name, str(row["kind"] or ""), f"{row['graphs']:,}", f"{row['nodes']:,}", f"{row['edges']:,}",
-                      f"{row['embedded_nodes'] + row['embedded_edges']:,}", questions)
-    if not data:
+    for column in ("graph", "dataset", "kind", "nodes", "edges", "embedded", "questions train/val/test",
+                   "trained"):
+        table.add_column(column, justify="left" if column in ("graph", "dataset", "kind", "trained") else "right")
+    for row in rows:
+        questions = _splits(row["questions"])
+        name = row["graph"] or f"({row['graphs']:,} graphs)"
+        models = row["models"]
+        trained = (f"{', '.join(models['parts'])} ({models['trained_at'][:10]})" if models else "—")
+        table.add_row(name, str(row["dataset"] or ""), str(row["kind"] or ""), f"{row['nodes']:,}",
+                      f"{row['edges']:,}", f"{row['embedded_nodes'] + row['embedded_edges']:,}", questions, trained)
+    if not rows:
         table.caption = "the database holds no graph yet: try `gqa ingest csv --nodes … --edges … --graph NAME`"
     console.print(table)
+
+
+def _splits(questions: dict[str, int]) -> str:
+    """'1,659/553/554' for train/val/test, other splits named after them."""
+    if not questions:
+        return "—"
+    text = "/".join(f"{questions.get(split, 0):,}" for split in ("train", "val", "test"))
+    others = [f"{split} {n:,}" for split, n in sorted(questions.items()) if split not in ("train", "val", "test")]
+    return " ".join([text] + others)
 
 
 def _int_list(text: str, option: str) -> tuple[int, ...]:

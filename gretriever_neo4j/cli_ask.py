@@ -80,6 +80,8 @@ def ask(
     retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint",
                                                         help="a learned retriever checkpoint"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
+    subgraph: bool = typer.Option(False, "--subgraph", help="after the answer, the retrieved nodes and edges as "
+                                  "tables and the timings per stage"),
 ) -> None:
     """Retrieve the subgraph that answers a question and answer it: grounded in its nodes by default."""
     from .questions_file import read_questions_file
@@ -97,7 +99,7 @@ def ask(
         served = ask_server(question, graph=graph, retriever=retriever, retrieve_only=retrieve_only,
                             mode="free-text" if free_text else "auto", llm_when="never" if reader_only else llm_when)
         if served is not None:
-            show_asked(served, as_json)
+            show_asked(served, as_json, subgraph=subgraph)
             return
     quiet = as_json or lines is not None
     with store_session() as store:
@@ -114,16 +116,40 @@ def ask(
             return
         with (console.status("retrieving and answering…") if not quiet else nullcontext()):
             asked = qa.ask(question, **options)
-    show_asked(asked.to_dict(), as_json)
+    show_asked(asked.to_dict(), as_json, subgraph=subgraph)
 
 
-def show_asked(data: dict, as_json: bool) -> None:
+def show_asked(data: dict, as_json: bool, *, subgraph: bool = False) -> None:
+    """The answer first (each with the chains it rests on), then one line about the subgraph and its Browser link;
+    the node and edge tables with --subgraph, or when only the retrieval was asked for."""
     if as_json:
         console.print_json(json.dumps(data, default=str))
         return
-    print_retrieval(data)
+    if data.get("answer") is None:
+        print_retrieval(data)
+        return
+    print_answer(data["answer"])
+    print_summary(data)
+    if subgraph:
+        print_retrieval(data)
+
+
+def print_summary(data: dict) -> None:
+    from rich.markup import escape
+
+    for warning in data.get("warnings", []):
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    timings = data.get("timings_ms", {})
+    answer_ms = (data.get("answer") or {}).get("seconds", 0) * 1000
+    parts = [f"graph {data['graph']}", f"{len(data['nodes'])} nodes, {len(data['edges'])} edges",
+             f"{data['tokens']} tokens", f"retrieval {timings.get('total', 0):.0f} ms"]
     if data.get("answer") is not None:
-        print_answer(data["answer"])
+        parts.append(f"answer {answer_ms:.0f} ms")
+    if data.get("retriever_model"):
+        parts.append(f"retriever: {data['retriever_model']}")
+    console.print("[dim]" + escape(" · ".join(parts)) + f" · {escape(data['id'])}[/]")
+    console.print(f"open in Neo4j Browser: [link={data['browser_url']}]{escape(data['browser_url'])}[/link]",
+                  soft_wrap=True)
 
 
 def print_retrieval(data: dict) -> None:
@@ -159,28 +185,41 @@ def print_retrieval(data: dict) -> None:
     console.print(f"[link={data['browser_url']}]{escape(data['browser_url'])}[/link]", soft_wrap=True)
 
 
-def print_answer(answer: dict) -> None:
-    """An answer as `Answer.to_dict()` (or the service) gives it."""
-    from rich.markup import escape
-    from rich.panel import Panel
+MAX_SHOWN_ANSWERS = 20
+MAX_SHOWN_PATHS = 2
 
-    if answer["mode"] == "grounded" and answer["nodes"]:
-        body = "\n".join(f"[bold]{escape(node['text'])}[/]  (node {node['id']}"
-                         + (f", p={node['probability']:.2f}" if node.get("probability") is not None else "")
-                         + (f"; {escape(node['walk'])}" if node.get("walk") else "") + ")" for node in answer["nodes"])
+
+def print_answer(answer: dict) -> None:
+    """An answer as `Answer.to_dict()` (or the service) gives it: how many, then each with its evidence chains."""
+    from rich.markup import escape
+
+    nodes = answer.get("nodes") or []
+    if answer["mode"] == "grounded" and nodes:
+        count = f"{len(nodes)} answer" + ("s" if len(nodes) != 1 else "")
+        console.print(f"[bold]{count}[/] [dim]({answer['mode']})[/]")
+        for node in nodes[:MAX_SHOWN_ANSWERS]:
+            detail = f"p={node['probability']:.2f}" if node.get("probability") is not None else ""
+            console.print(f"  [bold green]{escape(node['text'])}[/]  [dim]{detail}[/]")
+            paths = node.get("evidence_paths") or []
+            for path in paths[:MAX_SHOWN_PATHS]:
+                console.print(f"      [dim]because[/] {escape(path['text'])}", soft_wrap=True)
+            if len(paths) > MAX_SHOWN_PATHS:
+                console.print(f"      [dim]and {len(paths) - MAX_SHOWN_PATHS} more path(s)[/]")
+        if len(nodes) > MAX_SHOWN_ANSWERS:
+            console.print(f"  [dim]and {len(nodes) - MAX_SHOWN_ANSWERS} more (--json lists them all)[/]")
     else:
-        body = escape(answer["text"] or "(empty)")
-    console.print(Panel(body, title=f"answer ({answer['mode']})", expand=False))
+        console.print(f"[bold]answer[/] [dim]({answer['mode']})[/]: [bold green]{escape(answer['text'] or '(empty)')}[/]")
     for part, described in answer["models"].items():
-        console.print(f"[bold]{part}[/] {escape(described)}")
+        console.print(f"[dim]{part}: {escape(described)}[/]")
     check = answer.get("citations")
     if check is not None:
-        nodes = ", ".join(check["nodes"]) or "none"
+        nodes_cited = ", ".join(check["nodes"]) or "none"
         edges = ", ".join(f"{a}-{b}" for a, b in check["edges"]) or "none"
         verdict = "all valid" if check["all_valid"] else (
             "invalid: " + ", ".join(list(check["invalid_nodes"]) + [f"{a}-{b}" for a, b in check["invalid_edges"]]))
-        console.print(escape(f"cites nodes {nodes}; edges {edges} ({check['mode']}) — {verdict}; nodes valid "
-                             f"{check['nodes_valid']:.0%}, edges valid {check['edges_valid']:.0%}"))
+        console.print("[dim]" + escape(f"cites nodes {nodes_cited}; edges {edges} ({check['mode']}) — {verdict}; "
+                                       f"nodes valid {check['nodes_valid']:.0%}, edges valid "
+                                       f"{check['edges_valid']:.0%}") + "[/]")
 
 
 @app.command()

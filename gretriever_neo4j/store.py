@@ -15,6 +15,8 @@ Stored model:
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,7 +25,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from . import cypher
-from .errors import ConfigError, DatabaseError
+from .errors import ConfigError, DatabaseError, driver_unavailable
 from .settings import Neo4jSettings
 
 NODE_VECTOR_INDEX = "node_embedding"
@@ -37,17 +39,22 @@ _SCHEMA_STATEMENTS = (
 )
 
 
-def open_driver(settings: Neo4jSettings):
-    """One driver per process; fails early with a message that says what to do."""
+def open_driver(settings: Neo4jSettings, *, retry_s: float | None = None):
+    """One driver per process; fails early with a message that says what to do.
+
+    `retry_s` bounds how long a statement is retried while the server is unreachable (the driver's default is
+    30 s): a service would rather answer 503 at once and let the client retry."""
     import neo4j
     from neo4j.exceptions import AuthError, ServiceUnavailable
 
     if not settings.password:
         raise DatabaseError("no Neo4j password: set NEO4J_PASSWORD (or start the bundled server with `gqa db start`)")
+    bounded = {} if retry_s is None else {"max_transaction_retry_time": retry_s, "connection_timeout": retry_s,
+                                          "connection_acquisition_timeout": retry_s}
     driver = neo4j.GraphDatabase.driver(
         settings.uri, auth=(settings.user, settings.password),
         # "label does not exist" warnings on a fresh database are expected, not news for the user.
-        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF)
+        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF, **bounded)
     try:
         driver.verify_connectivity()
     except AuthError:
@@ -380,6 +387,29 @@ class GraphStore:
             entry(row["dataset"])["questions"][row["split"]] = row["questions"]
         return dict(sorted(out.items()))
 
+    def graph_stats(self) -> dict[str, dict[str, Any]]:
+        """Per stored graph: dataset, kind, nodes, edges, embedded texts, questions per split (one full scan)."""
+        out: dict[str, dict[str, Any]] = {}
+
+        def entry(graph: str) -> dict[str, Any]:
+            return out.setdefault(graph, {"dataset": None, "kind": None, "nodes": 0, "edges": 0,
+                                          "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
+
+        for row in self.read("stats_graph_records"):
+            e = entry(row["graph"])
+            e["dataset"], e["kind"] = row["dataset"], row["kind"]
+        for row in self.read("stats_graph_nodes"):
+            e = entry(row["graph"])
+            e["dataset"] = e["dataset"] or row["dataset"]
+            e["nodes"], e["embedded_nodes"] = row["nodes"], row["embedded"]
+        for row in self.read("stats_graph_edges"):
+            e = entry(row["graph"])
+            e["edges"], e["embedded_edges"] = row["edges"], row["embedded"]
+        for row in self.read("stats_graph_questions"):
+            if row["graph"] is not None:
+                entry(row["graph"])["questions"][row["split"]] = row["questions"]
+        return dict(sorted(out.items()))
+
     # -- linking and learned retrieval ---------------------------------------------------------------
     def fulltext_nodes(self, query: str, graph: str | None, limit: int) -> list[dict[str, Any]]:
         """Up to `limit` nodes of `graph` matching a Lucene `query` in the `node_text` index, best first
@@ -453,6 +483,13 @@ class GraphStore:
         rows = self.read("kg_incident", graph=graph, keys=list(keys), limit=int(limit))
         return {row["key"]: row["incident"] for row in rows}
 
+    def kg_incident_texts(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
+        """As `kg_incident`, each triple also with the texts of its ends (src_text, dst_text)."""
+        if not keys:
+            return {}
+        rows = self.read("kg_incident_texts", graph=graph, keys=list(keys), limit=int(limit))
+        return {row["key"]: row["incident"] for row in rows}
+
     def _stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
         """Rows of a read statement as they arrive, for results too large to hold twice."""
         import neo4j
@@ -462,6 +499,41 @@ class GraphStore:
                                   fetch_size=5000) as session:
             for record in session.run(query.text, query.bind(**params)):
                 yield record.data()
+
+
+def _unavailable(error: BaseException) -> DatabaseError:
+    return DatabaseError(f"Neo4j became unreachable ({error.__class__.__name__}); is it running? "
+                         "(`gqa db status`)")
+
+
+def _said_unavailable(method):
+    """A method whose driver errors for a server that went away become `DatabaseError` (the CLI's exit 1 with what
+    to do, the service's 503), instead of escaping as failures of ours."""
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def stream(*args, **kwargs):
+            try:
+                yield from method(*args, **kwargs)
+            except Exception as error:
+                if driver_unavailable(error):
+                    raise _unavailable(error) from error
+                raise
+        return stream
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except Exception as error:
+            if driver_unavailable(error):
+                raise _unavailable(error) from error
+            raise
+    return call
+
+
+for _name, _method in list(vars(GraphStore).items()):
+    if callable(_method) and not _name.startswith("__") and not isinstance(_method, (staticmethod, classmethod)):
+        setattr(GraphStore, _name, _said_unavailable(_method))
 
 
 def vectors_param(vectors: np.ndarray) -> list[list[float]]:

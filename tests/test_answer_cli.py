@@ -131,5 +131,11 @@ def test_the_readme_question_by_default(store, cli_env):
     assert _gqa("ingest", "webqsp", "--source", str(sample)).returncode == 0
     asked = _gqa("ask", "--graph", "webqsp", "what else did ben franklin invent?")
     assert asked.returncode == 0, asked.stderr[-3000:]
-    assert "answer (grounded)" in asked.stdout and "all valid" in asked.stdout
-    assert sum(name in asked.stdout for name in INVENTIONS) == 4
+    out = asked.stdout
+    assert "4 answers (grounded)" in out and "all valid" in out
+    assert sum(name in out for name in INVENTIONS) == 4
+    # the answer first, each with the chain it rests on; the subgraph as one line, its tables only on request
+    assert "because Benjamin Franklin — law.inventor.inventions → Bifocals" in out
+    assert out.index("4 answers") < out.index("open in Neo4j Browser") and "nodes (" not in out
+    tables = _gqa("ask", "--graph", "webqsp", "--subgraph", "what else did ben franklin invent?").stdout
+    assert tables.index("4 answers") < tables.index("nodes (") < tables.index("edges (")

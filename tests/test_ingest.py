@@ -188,3 +188,4 @@ def test_cli_stats_json(store):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["embedder"]["dim"] == 384 and isinstance(data["datasets"], dict)
+    assert any(row["graph"] == "webqsp" and row["kind"] == "kg" for row in data["graphs"])

@@ -2,7 +2,7 @@
 
     GET  /health                 liveness (no token needed)
     GET  /ready                  Neo4j reachable, models loaded
-    GET  /api/graphs             what each stored dataset holds
+    GET  /api/graphs             each stored graph (and dataset): counts, questions, trained models
     POST /api/retrieve           {question, graph?, retriever?} -> the retrieved subgraph, recorded
     POST /api/ask                {question, graph?, retriever?, mode?, llm_when?} -> subgraph and answer
     POST /api/ask/stream         the same as Server-Sent Events: retrieval, token…, answer (or error), done
@@ -122,8 +122,7 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.get("/api/graphs")
     async def graphs() -> dict:
-        stats = await run_in_threadpool(runtime.graphs)
-        return {"datasets": stats}
+        return await run_in_threadpool(runtime.graphs)
 
     # Large answers go out as plain JSON: FastAPI's response validation of a nested dict costs more than retrieval.
     @app.post("/api/retrieve")

@@ -84,8 +84,8 @@ class Runtime:
         answering = self.qa.answering.variant(mode=mode, llm_when=llm_when)
         return self.qa.answer(retrieval, answering=answering, streamer=streamer, cancel=cancel)
 
-    def graphs(self, max_age_s: float = 600.0) -> dict[str, dict[str, Any]]:
-        """The store's statistics per dataset. Computing them scans every node and relationship (seconds on a large
+    def graphs(self, max_age_s: float = 600.0) -> dict[str, Any]:
+        """The store's statistics: {"graphs": one row per graph (`overview.graph_rows`), "datasets": per dataset}. Computing them scans every node and relationship (seconds on a large
         store), so they are kept until the store's fingerprint changes (any ingest, sync or drop) or they are
         `max_age_s` old (question splits can change without a fingerprint change); one caller computes, others
         wait for it."""
@@ -94,7 +94,9 @@ class Runtime:
             if (self._stats is not None and self._stats[0] == fingerprint
                     and time.monotonic() - self._stats[1] < max_age_s):
                 return self._stats[2]
-            stats = self.store.stats()
+            from ..overview import graph_rows
+
+            stats = {"datasets": self.store.stats(), "graphs": graph_rows(self.store.graph_stats())}
             self._stats = (fingerprint, time.monotonic(), stats)
             return stats
 

@@ -25,12 +25,13 @@ async function loadGraphs() {
   try {
     const response = await fetch("/api/graphs", { headers: headers() });
     if (!response.ok) return;
-    const { datasets } = await response.json();
-    for (const [name, info] of Object.entries(datasets)) {
+    const { graphs } = await response.json();
+    for (const info of graphs) {
       if (info.kind !== "kg") continue;
       const option = document.createElement("option");
-      option.value = name;
-      option.textContent = `${name} (${info.nodes.toLocaleString()} nodes)`;
+      option.value = info.graph;
+      const trained = info.models && info.models.parts ? `; trained: ${info.models.parts.join(", ")}` : "";
+      option.textContent = `${info.graph} (${info.nodes.toLocaleString()} nodes${trained})`;
       $("graph").appendChild(option);
     }
   } catch (error) { /* the page still works without the list */ }
