@@ -23,7 +23,6 @@ from .paths import (SubgraphView, Walks, evidence_edges, find_anchors, mask_ques
                     walks)
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
-ZERO_SHOT_HOP_PENALTY = 0.05  # similarity lost per hop beyond the first: prefer the direct relation
 ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
 
 
@@ -113,30 +112,49 @@ def humanize_relation(text: str) -> str:
 
 
 class ZeroShotReader:
+    """Nothing trained: walks from the anchors score as relation-path retrieval scores paths
+    (`relation_paths.signature_scores`: relations the question talks about add, others and extra hops cost), the
+    best signature's end nodes are the answer; anchors, the entities the question names and nodes whose text is
+    an opaque id (Freebase CVTs: ways through) are never answers."""
+
     name = "zero-shot reader"
     zero_shot = True
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 2):
-        """`embed` (the graph's embedder) embeds humanized relation texts; without it the stored relation
-        vectors are compared with the question as they are."""
+    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4):
+        """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
+        relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
+        nodes included."""
+        from ..retrieval.relation_paths import RelationTexts
+
         self.embed = embed
         self.max_hops = max_hops
+        self.relations = RelationTexts(embed) if embed is not None else None
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
+        from ..retrieval.relation_paths import PathConfig, is_opaque, signature_scores
+
+        config = PathConfig()
         anchors = list(anchors)
         found = walks(view, anchors, self.max_hops) if anchors else walks(view, [], 1)
         relation_vectors = view.relation_vectors
-        if self.embed is not None and view.relation_texts:
-            relation_vectors = np.asarray(self.embed([humanize_relation(t) for t in view.relation_texts]), np.float32)
+        if self.relations is not None and view.relation_texts:
+            relation_vectors = self.relations.vectors(view.relation_texts)
         relation_similarity = _similarities(view, question_vector, relation_vectors)
-        sig_scores = np.full(len(found.signatures), -np.inf)
-        for s, signature in enumerate(found.signatures):
-            if signature:
-                sig_scores[s] = (float(np.mean([relation_similarity[r] for r, _ in signature]))
-                                 - ZERO_SHOT_HOP_PENALTY * (len(signature) - 1))
+        opaque = np.asarray([is_opaque(t) for t in view.node_texts], dtype=bool)
+        # a step (relation, direction) leads to opaque nodes when most edges of that relation do so
+        lands_opaque = set()
+        for r in range(len(view.relation_texts)):
+            mask = view.relation == r
+            if mask.any():
+                if opaque[view.dst[mask]].mean() > 0.5:
+                    lands_opaque.add((r, 0))
+                if opaque[view.src[mask]].mean() > 0.5:
+                    lands_opaque.add((r, 1))
+        baseline = (float(np.mean(relation_similarity)) if len(relation_similarity) else 0.0) + config.baseline_margin
+        sig_scores = signature_scores(found.signatures, relation_similarity, lands_opaque, baseline, config)
         pair_scores = sig_scores[found.pair_sig] if found.num_pairs else np.zeros(0)
-        exclude = set(anchors) | set(named_nodes(question, view.node_texts))
+        exclude = set(anchors) | set(named_nodes(question, view.node_texts)) | set(np.flatnonzero(opaque).tolist())
         node_scores = np.full(view.num_nodes, -np.inf)
         if found.num_pairs:
             np.maximum.at(node_scores, found.pair_node, pair_scores)

@@ -1,0 +1,439 @@
+"""Zero-shot retrieval that follows relations: a beam over relation paths from the question's linked entities.
+
+With nothing trained, the paper's static retrieval (vector seeds, then PCST) loses the answer of most
+knowledge-graph questions: the answer is rarely similar to the question, the relation that leads to it is. Here
+the question's entities are linked (`linking.link_seeds`), and relation *paths* (sequences of relation texts and
+directions, as `reader.paths` calls signatures) are grown from them step by step. A path scores
+
+    score(path) = sum over its steps of (similarity(question, relation text) - baseline)
+
+so a step along a relation the question talks about adds to the score and a step along an unrelated one takes
+away: "languages of the films directed by X" prefers `<directed_by in_language>` to `<directed_by` alone, and
+to three-step detours. The baseline is per question, the mean similarity of the relations met at the first step
+plus `baseline_margin` (graphs differ in how close their relation names embed to questions).
+
+Nodes whose text is an opaque id (Freebase's compound "CVT" nodes such as `m.08__j0t`) are ways through, never
+answers: a path that ends on one is always extended (its step does not count as a hop) and is never a final
+path. Only the `beam_width` best paths are extended at each step; a path's frontier is capped at
+`max_frontier` nodes so that hubs are passed through boundedly. The subgraph is the union of the realisations
+(every edge that walks the path from a seed) of the best final paths, best first, within `max_edges`.
+
+`beam_paths` is a pure function over arrays reached through a `GraphSource` (`retrieval.learned`: an in-memory
+`KnowledgeGraph` or the Neo4j-backed `StoreGraphSource`, which fetches only the incident edges it expands).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gretriever_neo4j.errors import InputError
+
+OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+FORWARD, BACKWARD = 0, 1
+Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
+
+
+def is_opaque(text: str) -> bool:
+    """A node text that is an id, not a name (Freebase CVT / mid): a way through, never an answer."""
+    return bool(OPAQUE_ID.match(text.strip()))
+
+
+def humanize_relation(text: str) -> str:
+    """"directed_by" -> "directed by"; Freebase "people.person.spouse_s" -> "person spouse s" (the domain, its
+    first part, repeats the type's meaning and only adds noise to the embedding)."""
+    parts = [p for p in re.split(r"[._/:]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " ")) if p.strip()]
+    if text.count(".") >= 2 and len(parts) >= 3:
+        parts = parts[1:]
+    return " ".join(" ".join(parts).split()) or text
+
+
+@dataclass(frozen=True)
+class PathConfig:
+    max_hops: int = 3  # named hops (steps that end on an opaque node do not count)
+    max_steps: int = 5  # steps of any kind
+    beam_width: int = 8  # paths extended at each step
+    max_frontier: int = 100  # nodes of one path extended at each step (hubs: the first ones)
+    max_final_paths: int = 12  # best final paths whose realisations make the subgraph
+    max_edges: int = 300
+    max_edges_per_path: int = 120
+    baseline_margin: float = 0.05
+    repeat_penalty: float = 0.05
+    hop_penalty: float = 0.15  # a named hop beyond the first must earn this much to outrank a shorter path  # a relation met again on the same path adds nothing and costs this
+    max_incident: int = 50_000  # incident entries scored per step
+
+    def __post_init__(self) -> None:
+        for name in ("max_hops", "max_steps", "beam_width", "max_frontier", "max_final_paths", "max_edges",
+                     "max_edges_per_path", "max_incident"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+
+
+@dataclass(frozen=True, eq=False)
+class PathLevel:
+    """The (node, path) pairs reached at one step and how: pair i is node `node[i]` reached by path `path[i]`;
+    step entries (to_pair, from_pair, edge) link them to the previous level's pairs (-1: a seed)."""
+
+    node: np.ndarray
+    path: np.ndarray
+    to_pair: np.ndarray
+    from_pair: np.ndarray
+    edge: np.ndarray
+
+
+@dataclass(eq=False)
+class PathBeam:
+    paths: list[tuple[Step, ...]]  # path id -> steps
+    scores: np.ndarray  # path id -> score
+    final: list[int]  # final path ids, best first (they end on named nodes): by score - hop penalty
+    hops: list[int]  # path id -> named hops
+    levels: list[PathLevel]  # per step
+    level_of: dict[int, int]  # path id -> its level (len(path) - 1)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # chosen edges, best path first
+    chosen: list[int] = field(default_factory=list)  # the final paths whose edges were taken
+
+
+def step_score(similarity: np.ndarray, baseline: float) -> np.ndarray:
+    return np.asarray(similarity, dtype=np.float64) - baseline
+
+
+def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque: Callable[[np.ndarray], np.ndarray],
+               relation_similarity: Callable[[np.ndarray], np.ndarray], config: PathConfig = PathConfig(),
+               baseline: float | None = None) -> PathBeam:
+    """The beam (see the module docstring). `incident(nodes) -> Incident` and `triples(edges) -> (head, relation,
+    tail)` come from a GraphSource; `opaque(nodes) -> bool array`; `relation_similarity(relation ids) -> array`
+    is the question's similarity to each relation's text. `baseline` None: the first step's mean + margin."""
+    seeds = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist())), dtype=np.int64)
+    paths: list[tuple[Step, ...]] = [()]
+    path_id: dict[tuple[Step, ...], int] = {(): 0}
+    scores = [0.0]
+    hops = [0]
+    level_of: dict[int, int] = {}
+    levels: list[PathLevel] = []
+    final: set[int] = set()
+    frontier_node, frontier_path = seeds, np.zeros(len(seeds), dtype=np.int64)
+    frontier_pair = np.full(len(seeds), -1, dtype=np.int64)
+    seed_set = seeds
+    for step in range(config.max_steps):
+        if frontier_node.size == 0:
+            break
+        nodes, node_pos = np.unique(frontier_node, return_inverse=True)
+        inc = incident(nodes)
+        if len(inc.edge) == 0:
+            break
+        # entries: each frontier pair x each incident entry of its node
+        counts = np.bincount(inc.owner, minlength=len(nodes))
+        offsets = np.concatenate([[0], np.cumsum(counts)])
+        per_pair = counts[node_pos]
+        total = int(per_pair.sum())
+        if total == 0:
+            break
+        pair_of = np.repeat(np.arange(len(frontier_node)), per_pair)
+        first = np.cumsum(per_pair) - per_pair
+        slot = offsets[node_pos][pair_of] + np.arange(total) - first[pair_of]
+        if total > config.max_incident:  # best paths' pairs come first in the frontier
+            pair_of, slot = pair_of[:config.max_incident], slot[:config.max_incident]
+        edge, neighbour = inc.edge[slot], inc.neighbour[slot]
+        direction = np.where(inc.outgoing[slot], FORWARD, BACKWARD).astype(np.int64)
+        away = ~np.isin(neighbour, seed_set)  # a path that comes back to what the question names is no path
+        pair_of, edge, neighbour, direction = pair_of[away], edge[away], neighbour[away], direction[away]
+        if edge.size == 0:
+            break
+        _, relation, _ = triples(edge)
+        relation = np.asarray(relation, dtype=np.int64)
+        parent_path = frontier_path[pair_of]
+        combined = np.stack([parent_path, relation * 2 + direction], axis=1)
+        distinct, inverse = np.unique(combined, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        similarity = np.asarray(relation_similarity(distinct[:, 1] // 2), dtype=np.float64)
+        if baseline is None:
+            baseline = float(np.mean(np.unique(similarity))) + config.baseline_margin
+        lands_opaque = np.asarray(opaque(neighbour), dtype=bool)
+        ids = np.empty(len(distinct), dtype=np.int64)
+        for i, (parent, code) in enumerate(distinct.tolist()):
+            extended = paths[parent] + ((code // 2, code % 2),)
+            if extended not in path_id:
+                path_id[extended] = len(paths)
+                paths.append(extended)
+                repeated = any(r == code // 2 for r, _ in paths[parent])
+                gain = -config.repeat_penalty if repeated else float(similarity[i] - baseline)
+                scores.append(scores[parent] + gain)
+                hops.append(hops[parent])
+                level_of[path_id[extended]] = step
+            ids[i] = path_id[extended]
+        new_path = ids[inverse]
+        # a path ending on a named node is a hop; one ending on an opaque node is a way through
+        named_end = np.zeros(len(paths), dtype=bool)
+        np.logical_or.at(named_end, new_path, ~lands_opaque)
+        opaque_end = np.zeros(len(paths), dtype=bool)
+        np.logical_or.at(opaque_end, new_path, lands_opaque)
+        candidates = np.unique(new_path)
+        for p in candidates.tolist():
+            if named_end[p]:  # (where some walks end on names and some on ids, both readings stay open)
+                hops[p] = hops[path_id[paths[p][:-1]]] + 1
+                final.add(p)
+        pairs, pair_inverse = np.unique(np.stack([neighbour, new_path], axis=1), axis=0, return_inverse=True)
+        pair_inverse = pair_inverse.reshape(-1)
+        levels.append(PathLevel(node=pairs[:, 0], path=pairs[:, 1], to_pair=pair_inverse,
+                                from_pair=frontier_pair[pair_of], edge=edge))
+        # the next frontier: pairs of the best paths that may still grow
+        score_array = np.asarray(scores)
+        growable = [p for p in candidates.tolist()
+                    if (hops[p] < config.max_hops or opaque_end[p]) and step + 1 < config.max_steps]
+        growable.sort(key=lambda p: (-score_array[p] - (1.0 if opaque_end[p] and not named_end[p] else 0.0), p))
+        # opaque-ended paths get a bonus in the ordering: they are incomplete, never final
+        keep = growable[:config.beam_width]
+        rank = {p: i for i, p in enumerate(keep)}
+        mask = np.isin(pairs[:, 1], keep)
+        chosen_pairs = np.flatnonzero(mask)
+        if chosen_pairs.size == 0:
+            break
+        ranks = np.asarray([rank[p] for p in pairs[chosen_pairs, 1].tolist()])
+        chosen_pairs = chosen_pairs[np.argsort(ranks, kind="stable")]
+        kept_pairs = []
+        for p in keep:  # at most max_frontier nodes per path
+            of_path = chosen_pairs[pairs[chosen_pairs, 1] == p][:config.max_frontier]
+            if opaque_end[p] and named_end[p]:
+                of_path = of_path[np.asarray(opaque(pairs[of_path, 0]), dtype=bool)]  # names are answers already
+            kept_pairs.append(of_path)
+        chosen_pairs = np.concatenate(kept_pairs) if kept_pairs else np.zeros(0, np.int64)
+        frontier_node, frontier_path, frontier_pair = pairs[chosen_pairs, 0], pairs[chosen_pairs, 1], chosen_pairs
+    score_array = np.asarray(scores, dtype=np.float64)
+    rank_score = score_array - config.hop_penalty * np.maximum(np.asarray(hops) - 1, 0)
+    ranked = sorted(final, key=lambda p: (-rank_score[p], len(paths[p]), p))
+    return PathBeam(paths=paths, scores=rank_score, final=ranked, hops=hops, levels=levels, level_of=level_of)
+
+
+def realisation(beam: PathBeam, p: int, limit: int, named_only: Callable[[np.ndarray], np.ndarray] | None = None
+                ) -> list[int]:
+    """The edges of the walks along path `p` from the seeds (at most `limit`, whole walks first: each end pair's
+    walk back to a seed is taken before the next one's)."""
+    level = beam.level_of.get(p)
+    if level is None:
+        return []
+    chosen: dict[int, None] = {}
+    lv = beam.levels[level]
+    ends = np.flatnonzero(lv.path == p)
+    if named_only is not None and ends.size:
+        named = ~np.asarray(named_only(lv.node[ends]), dtype=bool)
+        ends = np.concatenate([ends[named], ends[~named]])
+    for end in ends.tolist():
+        walk: list[int] = []
+        frontier = np.asarray([end], dtype=np.int64)
+        for back in range(level, -1, -1):
+            step = beam.levels[back]
+            hit = np.flatnonzero(np.isin(step.to_pair, frontier))
+            if hit.size == 0:
+                break
+            hit = hit[:1]  # one walk per end suffices to connect it
+            walk.append(int(step.edge[hit[0]]))
+            frontier = step.from_pair[hit]
+            frontier = frontier[frontier >= 0]
+            if frontier.size == 0:
+                break
+        new = [e for e in reversed(walk) if e not in chosen]
+        if len(chosen) + len(new) > limit:
+            break
+        chosen.update(dict.fromkeys(new))
+    return list(chosen)
+
+
+def choose_edges(beam: PathBeam, config: PathConfig, opaque: Callable[[np.ndarray], np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, list[int]]:
+    """Edges of the realisations of the best final paths within `max_edges`, taken round-robin over the paths'
+    hop counts (the best 1-hop path, the best 2-hop one, ..., then the second best of each): which length the
+    question means is the reader's decision, retrieval keeps every length's best readings."""
+    by_hops: dict[int, list[int]] = {}
+    for p in beam.final:
+        by_hops.setdefault(beam.hops[p], []).append(p)
+    order = []
+    for rank in range(config.max_final_paths):
+        order.extend(ps[rank] for _, ps in sorted(by_hops.items()) if rank < len(ps))
+    chosen: dict[int, None] = {}
+    used = []
+    for p in order[:config.max_final_paths * max(len(by_hops), 1)]:
+        room = config.max_edges - len(chosen)
+        if room <= 0:
+            break
+        edges = realisation(beam, p, min(room, config.max_edges_per_path), opaque)
+        if edges:
+            used.append(p)
+            chosen.update(dict.fromkeys(edges))
+    return np.asarray(list(chosen), dtype=np.int64), used
+
+
+def describe_path(relation_texts: Sequence[str], steps: Sequence[Step]) -> str:
+    return " ".join(f"{relation_texts[r]}>" if d == FORWARD else f"<{relation_texts[r]}" for r, d in steps)
+
+
+# -- over a graph source ------------------------------------------------------------------------------------
+
+def cosine(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows, dtype=np.float32)
+    vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norms = np.linalg.norm(rows, axis=1) * max(float(np.linalg.norm(vector)), 1e-12)
+    return (rows @ vector) / np.maximum(norms, 1e-12)
+
+
+class RelationTexts:
+    """Humanized relation texts embedded once (`embed(texts) -> (n, d)`), by text, shared across questions."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray]):
+        self.embed = embed
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            rows = np.asarray(self.embed([humanize_relation(t) for t in missing]), dtype=np.float32)
+            self._vectors.update(zip(missing, rows))
+        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+
+def source_relation_texts(source) -> Callable[[np.ndarray], list[str]]:
+    """relation ids -> texts for a `KnowledgeGraphSource` (its KG's list) or a `StoreGraphSource` (whose ids are
+    given in order of first sight, so the n-th key of its relation index is relation n)."""
+    kg = getattr(source, "kg", None)
+    if kg is not None:
+        return lambda ids: [kg.relation_texts[i] for i in np.asarray(ids).tolist()]
+    texts: list[str] = []
+
+    def of_store(ids: np.ndarray) -> list[str]:
+        if len(texts) < len(source._relation_index):
+            texts[:] = list(source._relation_index)
+        return [texts[i] for i in np.asarray(ids).tolist()]
+
+    return of_store
+
+
+@dataclass
+class PathRetrieval:
+    seeds: np.ndarray  # source node ids
+    nodes: np.ndarray
+    edges: np.ndarray
+    beam: PathBeam
+    relation_texts: Callable[[np.ndarray], list[str]]
+    timings_ms: dict[str, float]
+
+    def best_paths(self, count: int = 5) -> list[tuple[str, float]]:
+        out = []
+        for p in self.beam.final[:count]:
+            steps = self.beam.paths[p]
+            texts = self.relation_texts(np.asarray([r for r, _ in steps], dtype=np.int64))
+            out.append((" ".join(f"{t}>" if d == FORWARD else f"<{t}" for t, (_, d) in zip(texts, steps)),
+                        float(self.beam.scores[p])))
+        return out
+
+
+def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relations: RelationTexts,
+                   config: PathConfig = PathConfig()) -> PathRetrieval:
+    """The beam over a GraphSource from seed node ids, scored against `question_vector` (the question with its
+    entities masked), and the chosen edges and nodes (seeds first)."""
+    started = time.perf_counter()
+    texts_of = source_relation_texts(source)
+    similarity_cache: dict[int, float] = {}
+
+    def relation_similarity(ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        missing = [i for i in dict.fromkeys(ids.tolist()) if i not in similarity_cache]
+        if missing:
+            sims = cosine(relations.vectors(texts_of(np.asarray(missing))), question_vector)
+            similarity_cache.update(zip(missing, sims.tolist()))
+        return np.asarray([similarity_cache[i] for i in ids.tolist()], dtype=np.float64)
+
+    opaque_cache: dict[int, bool] = {}
+
+    def opaque(nodes: np.ndarray) -> np.ndarray:
+        nodes = np.asarray(nodes, dtype=np.int64)
+        missing = [n for n in dict.fromkeys(nodes.tolist()) if n not in opaque_cache]
+        if missing:
+            opaque_cache.update(zip(missing, (is_opaque(t) for t in source.node_texts(np.asarray(missing)))))
+        return np.fromiter((opaque_cache[n] for n in nodes.tolist()), dtype=bool, count=len(nodes))
+
+    beam = beam_paths(np.asarray(seeds, dtype=np.int64), source.incident, source.triples, opaque,
+                      relation_similarity, config)
+    edges, chosen = choose_edges(beam, config, opaque)
+    beam.edges, beam.chosen = edges, chosen
+    head, _, tail = source.triples(edges) if edges.size else (np.zeros(0, np.int64),) * 3
+    nodes = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist()
+                                          + np.stack([head, tail], 1).reshape(-1).tolist())), dtype=np.int64)
+    return PathRetrieval(seeds=np.asarray(seeds, dtype=np.int64), nodes=nodes, edges=edges, beam=beam,
+                         relation_texts=texts_of, timings_ms={"paths": (time.perf_counter() - started) * 1000})
+
+
+class PathRetriever:
+    """Zero-shot retrieval over a graph source: link the question's entities, beam over relation paths, return
+    the paper's `RetrievalResult` (what every reader and generator consumes). `embed(texts) -> (n, d)` is the
+    graph's embedder; the source is a `KnowledgeGraph` (in memory) or a `StoreGraphSource` (Neo4j)."""
+
+    def __init__(self, graph, embed: Callable[[list[str]], np.ndarray], config: PathConfig = PathConfig(), *,
+                 relations: RelationTexts | None = None, graph_name: str | None = None, linking=None,
+                 max_seeds: int = 3):
+        from gretriever_neo4j.retrieval.learned import as_source
+
+        self.source = as_source(graph)
+        self.embed = embed
+        self.config = config
+        self.relations = relations or RelationTexts(embed)
+        self.graph_name = graph_name if graph_name is not None else getattr(self.source, "graph", None)
+        self.linking = linking if linking is not None else self.source.linking()
+        self.max_seeds = max_seeds
+
+    def seeds_for(self, question: str, question_vector: np.ndarray | None) -> list[str]:
+        from gretriever_neo4j.retrieval.linking import link_seeds
+
+        link = link_seeds(question, question_vector, self.linking, self.graph_name, k=1)
+        return link.preferred(1, 0.0)[:self.max_seeds]
+
+    def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
+        from gretriever_neo4j.reader.paths import mask_question
+        from gretriever_neo4j.retrieval.pcst import Selection
+        from gretriever_neo4j.retrieval.reference import RetrievalResult
+        from gretriever_neo4j.retrieval.textualize import textualize
+
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        seed_keys = list(seeds) if seeds is not None else self.seeds_for(question, question_vector)
+        seed_ids = self.source.node_ids(seed_keys)
+        timings["seeds"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        masked = mask_question(question, self.source.node_texts(seed_ids)) if seed_ids.size else question
+        vector = np.asarray(self.embed([masked]), dtype=np.float32)[0]
+        timings["embed_masked"] = (time.perf_counter() - started) * 1000
+        found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config)
+        timings.update(found.timings_ms)
+        started = time.perf_counter()
+        candidate = self.source.candidate_graph(found.nodes, found.edges)
+        selection = Selection(node_indices=np.arange(candidate.num_nodes, dtype=np.int64),
+                              edge_indices=np.arange(candidate.num_edges, dtype=np.int64),
+                              node_prizes=np.zeros(candidate.num_nodes), edge_prizes=np.zeros(candidate.num_edges),
+                              whole_graph=False)
+        subgraph = textualize(candidate, selection.node_indices, selection.edge_indices)
+        timings["textualize"] = (time.perf_counter() - started) * 1000
+        keys = set(candidate.node_keys)
+        return RetrievalResult(seed_keys=[k for k in seed_keys if k in keys], candidate=candidate,
+                               selection=selection, subgraph=subgraph, timings_ms=timings)
+
+
+def signature_scores(signatures: Sequence[Sequence[Step]], similarity: np.ndarray, lands_opaque: set[Step],
+                     baseline: float, config: PathConfig = PathConfig()) -> np.ndarray:
+    """The beam's score of each signature (relation ids index `similarity`), for readers that walk a retrieved
+    subgraph: the sum of step gains, a repeated relation costing `repeat_penalty`, minus `hop_penalty` per named
+    hop beyond the first; steps in `lands_opaque` (they lead to opaque nodes) are ways through, not hops. The
+    empty signature scores -inf."""
+    out = np.full(len(signatures), -np.inf)
+    for s, signature in enumerate(signatures):
+        if not signature:
+            continue
+        total, seen = 0.0, set()
+        for relation, direction in signature:
+            total += -config.repeat_penalty if relation in seen else float(similarity[relation]) - baseline
+            seen.add(relation)
+        hops = sum(1 for step in signature if tuple(step) not in lands_opaque)
+        out[s] = total - config.hop_penalty * max(hops - 1, 0)
+    return out
