@@ -1,4 +1,6 @@
-// The gqa web page: ask, watch the answer stream in, see the retrieved subgraph with the answer highlighted.
+// The gqa web page: ask, watch the answer stream in, see each answer with the chain of nodes and relations it
+// rests on. The drawing shows the evidence by default (the named entities, the answers and the paths between
+// them, laid out in layers from the question's entities to the answers); the whole subgraph is one click away.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -28,62 +30,138 @@ async function loadGraphs() {
     const { graphs } = await response.json();
     for (const info of graphs) {
       if (info.kind !== "kg") continue;
+      const known = [...$("graph").options].find((o) => o.value === info.graph);
+      if (known) known.remove();  // the one a shared address named: replaced by its described entry
       const option = document.createElement("option");
       option.value = info.graph;
       const trained = info.models && info.models.parts ? `; trained: ${info.models.parts.join(", ")}` : "";
       option.textContent = `${info.graph} (${info.nodes.toLocaleString()} nodes${trained})`;
       $("graph").appendChild(option);
     }
+    if (wanted) $("graph").value = wanted;
   } catch (error) { /* the page still works without the list */ }
 }
 
-function drawGraph(retrieval) {
+const MAX_DRAWN_ANSWERS = 12;  // the evidence drawing stays legible; the list says how many more there are
+const MAX_LISTED_ANSWERS = 20;
+const current = { retrieval: null, answer: null, view: "evidence" };
+window.gqaView = current;
+
+const edgeKey = (src, text, dst) => `${src}|${text}|${dst}`;
+
+// The nodes and edges of the evidence: named entities, the first answers and the paths between them.
+function evidenceSubset(retrieval, answer) {
+  const index = new Map(retrieval.edges.map((e, i) => [edgeKey(e.src, e.text, e.dst), i]));
+  const nodes = new Set(answer.anchors || []);
+  const edges = new Set();
+  const drawn = (answer.nodes || []).slice(0, MAX_DRAWN_ANSWERS);
+  for (const node of drawn) {
+    nodes.add(node.id);
+    for (const path of node.evidence_paths || []) {
+      path.nodes.forEach((id) => nodes.add(id));
+      for (const [src, text, dst] of path.edges) {
+        const i = index.get(edgeKey(src, text, dst));
+        if (i !== undefined) edges.add(i);
+      }
+    }
+  }
+  return { nodes, edges, hidden: Math.max((answer.nodes || []).length - drawn.length, 0) };
+}
+
+function drawGraph(retrieval, subset = null) {
   const elements = [];
   for (const node of retrieval.nodes) {
-    elements.push({ data: { id: `n${node.id}`, label: node.text } });
+    if (subset && !subset.nodes.has(node.id)) continue;
+    elements.push({ data: { id: `n${node.id}`, label: node.text, nid: node.id } });
   }
   retrieval.edges.forEach((edge, i) => {
+    if (subset && !subset.edges.has(i)) return;
     elements.push({ data: { id: `e${i}`, source: `n${edge.src}`, target: `n${edge.dst}`, label: edge.text,
                             pair: `${edge.src}-${edge.dst}` } });
   });
   if (cy) cy.destroy();
+  const evidence = subset !== null;
   cy = cytoscape({
     container: $("graph-view"),
     elements,
     style: [
       { selector: "node", style: { label: "data(label)", "background-color": "#9aa5b5", color: "#1d2430",
-                                   "font-size": 12, "text-wrap": "ellipsis", "text-max-width": 160, width: 18,
-                                   height: 18, "text-valign": "bottom", "text-margin-y": 4 } },
+                                   "font-size": evidence ? 14 : 12, "text-wrap": "ellipsis",
+                                   "text-max-width": evidence ? 200 : 160, width: 18, height: 18,
+                                   "text-valign": "bottom", "text-margin-y": 4,
+                                   "text-background-color": "#f6f7f9", "text-background-opacity": 0.85 } },
       { selector: "edge", style: { label: "data(label)", "curve-style": "bezier", "target-arrow-shape": "triangle",
                                    width: 1.4, "line-color": "#b8c0cc", "target-arrow-color": "#b8c0cc",
-                                   "font-size": 8, color: "#7a8495", "text-rotation": "autorotate",
-                                   "text-background-color": "#f6f7f9", "text-background-opacity": 0.8 } },
+                                   "font-size": evidence ? 11 : 8, color: "#4a5466", "text-rotation": "autorotate",
+                                   "text-background-color": "#f6f7f9", "text-background-opacity": 0.9 } },
       { selector: "node.anchor", style: { "background-color": "#3a7bd5", width: 24, height: 24 } },
       { selector: "node.answer", style: { "background-color": "#e8a33d", width: 28, height: 28,
                                           "font-weight": "bold" } },
       { selector: "edge.cited", style: { "line-color": "#c2410c", "target-arrow-color": "#c2410c", width: 3 } },
+      { selector: "node:selected", style: { "border-width": 3, "border-color": "#1d2430" } },
     ],
     layout: { name: retrieval.nodes.length > 60 ? "concentric" : "cose", animate: false, padding: 40 },
-    maxZoom: 1.1, minZoom: 0.1,
+    maxZoom: 1.4, minZoom: 0.1,
   });
+  cy.on("tap mouseover", "node", (event) => showNode(event.target.data("nid")));
   cy.fit(undefined, 40);
   window.gqaGraph = cy;  // for tests and the curious
 }
 
-function highlight(answer) {
+// A node's text and every edge it has in the retrieved subgraph.
+function showNode(id) {
+  const retrieval = current.retrieval;
+  if (!retrieval) return;
+  const text = new Map(retrieval.nodes.map((n) => [n.id, n.text]));
+  const box = $("node-info");
+  const title = document.createElement("h3");
+  title.textContent = text.get(id) ?? `node ${id}`;
+  const list = document.createElement("ul");
+  for (const edge of retrieval.edges) {
+    if (edge.src !== id && edge.dst !== id) continue;
+    const item = document.createElement("li");
+    item.textContent = `${text.get(edge.src)} — ${edge.text} → ${text.get(edge.dst)}`;
+    list.appendChild(item);
+  }
+  box.replaceChildren(title, list);
+  box.hidden = false;
+}
+
+function render() {
+  const { retrieval, answer } = current;
+  if (!retrieval) return;
+  const toggle = $("view-toggle");
+  const subset = answer && current.view === "evidence" ? evidenceSubset(retrieval, answer) : null;
+  const useEvidence = subset && subset.nodes.size > 0;
+  drawGraph(retrieval, useEvidence ? subset : null);
+  toggle.hidden = !answer || !(answer.nodes || []).length;
+  toggle.setAttribute("aria-pressed", String(!useEvidence));
+  toggle.textContent = useEvidence ? `Show the whole subgraph (${retrieval.nodes.length} nodes)` :
+    "Show only the evidence";
+  $("view-note").textContent = useEvidence && subset.hidden ? `and ${subset.hidden} more answers, in the list` : "";
+  if (answer) highlight(answer, useEvidence);
+}
+
+function highlight(answer, layered) {
   if (!cy) return;
   for (const id of answer.anchors || []) cy.$id(`n${id}`).addClass("anchor");
   for (const node of answer.nodes || []) cy.$id(`n${node.id}`).addClass("answer");
   const cited = new Set((answer.citations?.edges || []).flatMap(([a, b]) => [`${a}-${b}`, `${b}-${a}`]));
-  cy.edges().forEach((edge) => { if (cited.has(edge.data("pair"))) edge.addClass("cited"); });
-  // What the question names in the middle, its answers around it, the rest of the subgraph outside.
-  cy.layout({ name: "concentric", animate: false, padding: 40, minNodeSpacing: 90, levelWidth: () => 1,
-              concentric: (node) => (node.hasClass("anchor") ? 3 : node.hasClass("answer") ? 2 : 1) }).run();
+  cy.edges().forEach((edge) => { if (layered || cited.has(edge.data("pair"))) edge.addClass("cited"); });
+  const roots = cy.nodes(".anchor");
+  if (layered && roots.length) {  // from the question's entities (top) to the answers (bottom)
+    cy.layout({ name: "breadthfirst", roots, directed: false, animate: false, padding: 40, spacingFactor: 1.3 }).run();
+  } else {  // what the question names in the middle, its answers around it, the rest outside
+    cy.layout({ name: "concentric", animate: false, padding: 40, minNodeSpacing: 90, levelWidth: () => 1,
+                concentric: (node) => (node.hasClass("anchor") ? 3 : node.hasClass("answer") ? 2 : 1) }).run();
+  }
   cy.fit(undefined, 40);
 }
 
 function showRetrieval(retrieval) {
-  drawGraph(retrieval);
+  current.retrieval = retrieval;
+  current.answer = null;
+  render();
   const browser = $("browser");
   browser.href = retrieval.browser_url || "#";
   browser.hidden = !retrieval.browser_url;
@@ -94,30 +172,72 @@ function showRetrieval(retrieval) {
          `in ${ms} ms (${retrieval.retriever_model}). Answering…`);
 }
 
-function showAnswer(answer) {
-  $("answer").textContent = answer.text || "(no answer)";
-  const list = $("answer-nodes");
-  list.replaceChildren();
-  for (const node of answer.nodes || []) {
-    const item = document.createElement("li");
-    const name = document.createElement("span");
-    name.className = "name";
-    name.textContent = node.text;
-    item.appendChild(name);
-    if (node.walk) {
-      const walk = document.createElement("span");
-      walk.className = "walk";
-      walk.textContent = `  ${node.walk}` + (node.probability != null ? `  p=${node.probability.toFixed(2)}` : "");
-      item.appendChild(walk);
-    }
-    list.appendChild(item);
+function answerItem(node) {
+  const item = document.createElement("li");
+  const name = document.createElement("span");
+  name.className = "name";
+  name.textContent = node.text;
+  item.appendChild(name);
+  if (node.probability != null) {
+    const p = document.createElement("span");
+    p.className = "walk";
+    p.textContent = `  p=${node.probability.toFixed(2)}`;
+    item.appendChild(p);
   }
+  for (const path of (node.evidence_paths || []).slice(0, 2)) {
+    const line = document.createElement("span");
+    line.className = "evidence";
+    line.textContent = path.text;
+    item.appendChild(line);
+  }
+  return item;
+}
+
+function showAnswer(answer) {
+  current.answer = answer;
+  const nodes = answer.nodes || [];
+  $("answer-title").textContent = nodes.length ? `${nodes.length} answer${nodes.length === 1 ? "" : "s"}` : "Answer";
+  $("answer").textContent = nodes.length ? "" : (answer.text || "(no answer)");
+  const list = $("answer-nodes");
+  list.replaceChildren(...nodes.slice(0, MAX_LISTED_ANSWERS).map(answerItem));
+  const more = $("more-answers");
+  more.hidden = nodes.length <= MAX_LISTED_ANSWERS;
+  more.textContent = `Show ${nodes.length - MAX_LISTED_ANSWERS} more`;
+  more.onclick = () => { list.replaceChildren(...nodes.map(answerItem)); more.hidden = true; };
   $("models").textContent = Object.entries(answer.models || {}).map(([k, v]) => `${k}: ${v}`).join(" · ");
   const c = answer.citations;
   $("citations").textContent = c ? `cites nodes ${c.nodes.join(", ") || "none"}; ` +
     `${c.all_valid ? "all citations valid" : "invalid: " + [...c.invalid_nodes, ...c.invalid_edges].join(", ")}` : "";
-  highlight(answer);
+  current.view = "evidence";
+  render();
   status(`Answered in ${Math.round(answer.seconds * 1000)} ms (${answer.mode}).`);
+}
+
+// The last questions, kept in this browser; each opens again by its address (?q=…&graph=…).
+const HISTORY = "gqa-history";
+function remember(question, graph) {
+  const past = JSON.parse(localStorage.getItem(HISTORY) || "[]").filter((h) => h.q !== question || h.graph !== graph);
+  past.unshift({ q: question, graph });
+  localStorage.setItem(HISTORY, JSON.stringify(past.slice(0, 10)));
+  showHistory();
+}
+
+function addressOf(question, graph) {
+  const params = new URLSearchParams({ q: question });
+  if (graph) params.set("graph", graph);
+  return `${location.pathname}?${params}`;
+}
+
+function showHistory() {
+  const past = JSON.parse(localStorage.getItem(HISTORY) || "[]");
+  $("history").replaceChildren(...past.map(({ q, graph }) => {
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = addressOf(q, graph);
+    link.textContent = graph ? `${q} (${graph})` : q;
+    item.appendChild(link);
+    return item;
+  }));
 }
 
 // Server-Sent Events over a POST: read the body stream and split it into events.
@@ -146,8 +266,12 @@ async function* events(response) {
 
 async function ask(question, graph) {
   $("submit").disabled = true;
+  history.replaceState(null, "", addressOf(question, graph) + location.hash);  // shareable
+  remember(question, graph);
   $("answer").textContent = "";
   $("answer-nodes").replaceChildren();
+  $("more-answers").hidden = true;
+  $("node-info").hidden = true;
   $("models").textContent = $("citations").textContent = "";
   status("Retrieving…");
   try {
@@ -181,8 +305,19 @@ $("ask").addEventListener("submit", (event) => {
   event.preventDefault();
   ask($("question").value.trim(), $("graph").value);
 });
-const preset = new URLSearchParams(location.search);
-loadGraphs().then(() => {
-  if (preset.get("graph")) $("graph").value = preset.get("graph");
-  if (preset.get("q")) { $("question").value = preset.get("q"); ask(preset.get("q"), $("graph").value); }
+$("view-toggle").addEventListener("click", () => {
+  current.view = current.view === "evidence" ? "whole" : "evidence";
+  render();
 });
+const preset = new URLSearchParams(location.search);
+showHistory();
+// A shared address (?q=…&graph=…) asks at once: the graph list (a scan of the store) may still be loading.
+const wanted = preset.get("graph");
+if (wanted) {
+  const option = document.createElement("option");
+  option.value = option.textContent = wanted;
+  $("graph").appendChild(option);
+  $("graph").value = wanted;
+}
+if (preset.get("q")) { $("question").value = preset.get("q"); ask(preset.get("q"), $("graph").value); }
+loadGraphs();
