@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,28 +34,35 @@ def page_server(server_env):
     server.stop()
 
 
-def test_the_page_streams_an_answer_beside_its_subgraph(page_server):
+@contextmanager
+def answered_page(url: str, question: str, screenshot: str):
+    """A headless page at `url` that was asked `question` and shows its answer (screenshot saved)."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 760})
-            page.goto(f"{page_server.url}/?graph=webqsp&llm=always")
-            page.fill("#question", FRANKLIN)
+            page.goto(url)
+            page.fill("#question", question)
             page.click("#submit")
             page.wait_for_selector("#answer-nodes li", timeout=120_000)
             page.wait_for_timeout(300)  # the layout settles
             ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "web_page.png"))
-            stream = page.evaluate("window.gqaStream")
-            named = page.locator("#answer-nodes li .name").all_inner_texts()
-            drawn = page.evaluate("window.gqaGraph.nodes().length")
-            highlighted = page.evaluate("window.gqaGraph.nodes('.answer').map(n => n.data('label'))")
-            anchors = page.evaluate("window.gqaGraph.nodes('.anchor').map(n => n.data('label'))")
-            link = page.get_attribute("#browser", "href")
-            status = page.inner_text("#status")
+            page.screenshot(path=str(ARTIFACTS / screenshot))
+            yield page
         finally:
             browser.close()
+
+
+def test_the_page_streams_an_answer_beside_its_subgraph(page_server):
+    with answered_page(f"{page_server.url}/?graph=webqsp&llm=always", FRANKLIN, "web_page.png") as page:
+        stream = page.evaluate("window.gqaStream")
+        named = page.locator("#answer-nodes li .name").all_inner_texts()
+        drawn = page.evaluate("window.gqaGraph.nodes().length")
+        highlighted = page.evaluate("window.gqaGraph.nodes('.answer').map(n => n.data('label'))")
+        anchors = page.evaluate("window.gqaGraph.nodes('.anchor').map(n => n.data('label'))")
+        link = page.get_attribute("#browser", "href")
+        status = page.inner_text("#status")
     assert stream["events"][0] == "retrieval" and stream["tokens"] > 0 and stream["events"][-1] == "done"
     assert set(named) <= INVENTIONS and named
     assert drawn >= 5 and set(highlighted) <= INVENTIONS and highlighted
@@ -95,33 +103,20 @@ def movie_graph(neo4j_driver, neo4j_settings, embedder):
 
 def test_a_multi_answer_question_shows_each_answer_with_its_path(page_server, movie_graph):
     """Answers listed with their chains; the drawing holds only the evidence until the toggle shows it all."""
-    playwright = pytest.importorskip("playwright.sync_api")
     question = f"which person directed the films starred by {ACTOR}"
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 760})
-            page.goto(f"{page_server.url}/?graph={movie_graph}&llm=never")
-            page.fill("#question", question)
-            page.click("#submit")
-            page.wait_for_selector("#answer-nodes li", timeout=120_000)
-            page.wait_for_timeout(300)
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "web_page_evidence.png"))
-            answer = page.evaluate("window.gqaView.answer")
-            retrieval = page.evaluate("window.gqaView.retrieval")
-            items = page.locator("#answer-nodes li").all()
-            listed = [(item.locator(".name").inner_text(), item.locator(".evidence").all_inner_texts())
-                      for item in items]
-            drawn = set(page.evaluate("window.gqaGraph.nodes().map(n => n.data('nid'))"))
-            toggle = page.get_attribute("#view-toggle", "aria-pressed")
-            page.click("#view-toggle")
-            whole = page.evaluate("window.gqaGraph.nodes().length")
-            pressed = page.get_attribute("#view-toggle", "aria-pressed")
-            page.screenshot(path=str(ARTIFACTS / "web_page_whole.png"))
-            shared = page.url
-        finally:
-            browser.close()
+    with answered_page(f"{page_server.url}/?graph={movie_graph}&llm=never", question,
+                       "web_page_evidence.png") as page:
+        answer = page.evaluate("window.gqaView.answer")
+        retrieval = page.evaluate("window.gqaView.retrieval")
+        listed = [(item.locator(".name").inner_text(), item.locator(".evidence").all_inner_texts())
+                  for item in page.locator("#answer-nodes li").all()]
+        drawn = set(page.evaluate("window.gqaGraph.nodes().map(n => n.data('nid'))"))
+        toggle = page.get_attribute("#view-toggle", "aria-pressed")
+        page.click("#view-toggle")
+        whole = page.evaluate("window.gqaGraph.nodes().length")
+        pressed = page.get_attribute("#view-toggle", "aria-pressed")
+        page.screenshot(path=str(ARTIFACTS / "web_page_whole.png"))
+        shared = page.url
     names = [name for name, _ in listed]
     # What the reader answers is the reader's business (tests/reader); the page must show whatever it answers,
     # each answer with the chain from the named actor to it.
