@@ -193,8 +193,11 @@ class TrainedReader:
         (node_logits, sig_logits), = predict_logits(self.module, [example], view.node_vectors, view.relation_vectors)
         probabilities = sigmoid(node_logits)
         pair_scores = sig_logits[found.pair_sig] if found.num_pairs else np.zeros(0)
+        from ..retrieval.relation_paths import is_opaque
+
+        opaque = {i for i, text in enumerate(view.node_texts) if is_opaque(text)}  # ways through, never answers
         return _finish(view, found, anchors, probabilities, np.zeros(view.num_nodes), _best_pairs(found, pair_scores),
-                       threshold=self.threshold, model=self.name, exclude=set())
+                       threshold=self.threshold, model=self.name, exclude=opaque)
 
 
 @dataclass(frozen=True)
