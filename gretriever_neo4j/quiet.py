@@ -76,6 +76,8 @@ def configure_logging(*, verbose_: bool | None = None) -> None:
     except OSError:
         pass  # a read-only home: errors still reach the terminal
     logging.captureWarnings(True)
+    for name in ("neo4j.io", "neo4j.pool"):  # every Bolt message, vectors included: too much even for --verbose
+        logging.getLogger(name).setLevel(logging.WARNING)
     if not loud:
         warnings.filterwarnings("ignore", category=FutureWarning)
         warnings.filterwarnings("ignore", category=DeprecationWarning)

@@ -1,0 +1,32 @@
+"""Questions embedded through ONNX Runtime equal PyTorch's embeddings (within 1e-4 cosine)."""
+
+import numpy as np
+import pytest
+
+QUESTIONS = ["what else did ben franklin invent?", "which person directed the films starred by Ewan McGregor",
+             "what timezone is nashville tn", "ß ünïcödé 東京 🙂", "a " * 400]
+
+
+def test_onnx_and_pytorch_embeddings_agree(tmp_path, monkeypatch):
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    from gretriever_neo4j.embed import Embedder
+
+    embedder = Embedder()
+    reference = embedder._model.encode(QUESTIONS, convert_to_numpy=True, normalize_embeddings=True,
+                                       show_progress_bar=False)
+    assert embedder._query_encoder() is not None and list((tmp_path / "onnx").glob("*.onnx"))
+    quick = np.stack([embedder.embed_query(q).vector for q in QUESTIONS])  # one at a time, as questions come
+    cosines = (quick * reference).sum(axis=1)
+    assert np.all(cosines > 1 - 1e-4), cosines
+    assert embedder.embed_query(QUESTIONS[-1]).truncated  # past max_seq_length: cut the same way as PyTorch
+
+
+def test_it_can_be_turned_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    monkeypatch.setenv("GQA_ONNX", "0")
+    from gretriever_neo4j.embed import Embedder
+
+    embedder = Embedder()
+    assert embedder._query_encoder() is None
+    assert embedder.embed_query("who?").vector.shape == (384,)
