@@ -168,7 +168,8 @@ def ingest(
         def on_progress(p) -> None:
             elapsed = max(time.perf_counter() - started, 1e-9)
             bars.update(task, completed=p.records_done,
-                        rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s")
+                        rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s · "
+                             f"embed {p.embed_seconds:,.0f} s · write {p.write_seconds:,.0f} s")
 
         report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
                               on_progress=on_progress)
@@ -176,6 +177,7 @@ def ingest(
               ("edges read", report.edges_read), ("questions", report.questions),
               ("nodes written", report.nodes_written), ("edges written", report.edges_written),
               ("texts embedded", report.texts_embedded), ("bad rows", len(report.bad_rows)),
+              ("seconds embedding", round(report.embed_seconds)), ("seconds writing", round(report.write_seconds)),
               *((("nodes deleted", report.nodes_deleted), ("edges deleted", report.edges_deleted),
                  ("questions deleted", report.questions_deleted)) if sync else ()))
     print_ingest_report(report, f"ingest {dataset}", [(label, f"{value:,}") for label, value in counts],

@@ -38,6 +38,7 @@ class IngestReport:
     graph_ids: set[str] = field(default_factory=set, repr=False)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    write_seconds: float = 0.0  # in the writer thread, overlapping the next batch's embedding
     nodes_deleted: int = 0  # --sync: what the source no longer holds
     edges_deleted: int = 0
     questions_deleted: int = 0
@@ -57,6 +58,8 @@ class Progress:
     nodes_written: int
     edges_written: int
     texts_embedded: int
+    embed_seconds: float = 0.0
+    write_seconds: float = 0.0
 
 
 def count_records(records: Iterable[Record]) -> int:
@@ -84,7 +87,8 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
             pending = writer.submit(_write, store, batch, report)
             done += len(chunk)
             if on_progress:
-                on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded))
+                on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded,
+                                     report.embed_seconds, report.write_seconds))
         if pending is not None:
             pending.result()
     report.seconds = time.perf_counter() - started
@@ -92,7 +96,9 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
 
 
 def _write(store: GraphStore, batch: WriteBatch, report: IngestReport) -> None:
+    started = time.perf_counter()
     store.write_batch(batch)
+    report.write_seconds += time.perf_counter() - started
     report.nodes_written += len(batch.nodes)
     report.edges_written += len(batch.edges)
 

@@ -44,7 +44,7 @@ STATIC = resources.files("gretriever_neo4j.service") / "static"
 class Ask(BaseModel):
     question: str = Field(..., min_length=1, description="the question")
     graph: str | None = Field(None, description="a stored graph (default: the graph of the best-matching node)")
-    retriever: Literal["auto", "static", "learned"] = "auto"
+    retriever: Literal["auto", "static", "learned", "paths"] = "auto"
     mode: Literal["auto", "free-text"] = "auto"
     llm_when: Literal["auto", "always", "never"] = "auto"
 
@@ -52,7 +52,7 @@ class Ask(BaseModel):
 class Retrieve(BaseModel):
     question: str = Field(..., min_length=1)
     graph: str | None = None
-    retriever: Literal["auto", "static", "learned"] = "auto"
+    retriever: Literal["auto", "static", "learned", "paths"] = "auto"
 
 
 def failure(error: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
