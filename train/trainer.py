@@ -28,11 +28,13 @@ from torch.utils.data import DataLoader
 from ..errors import ConfigError, InputError, ModelError
 from ..model.gretriever import GraphQAModel
 from ..model.sample import QASample, collate
+from .curves import write_curves
 from .checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
 from .distributed import World, barrier, current_world, gather, mean_across, shard, wrap
 
 BEST = "best"
 LAST = "last"
+CURVES = "curves.png"
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class EpochStats:
 @dataclass
 class TrainHistory:
     epochs: list[EpochStats] = field(default_factory=list)
+    curves: Path | None = None  # the loss curves as a PNG beside the checkpoints (`curves.write_curves`)
     best_epoch: int | None = None
     best_loss: float | None = None  # validation loss (training loss without validation samples)
     best_checkpoint: Path | None = None
@@ -245,6 +248,8 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                 state.epoch, state.batch_in_epoch = state.epoch + 1, 0
             if world.main:
                 _save_last(model, optimizer, checkpoint_dir / LAST, state, config, history)
+                history.curves = write_curves(history.epochs, checkpoint_dir / CURVES,
+                                              title=f"{model.config.variant}: loss per epoch")
             barrier(world)  # no rank runs ahead of the checkpoints
             if cut_short:
                 history.stop_reason = "max-steps"

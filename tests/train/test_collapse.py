@@ -68,3 +68,12 @@ def test_balancing_trains_on_an_equal_share_of_each_label(tmp_path):
     train(model, samples, [], TrainConfig(lr=1e-2, batch_size=5, grad_accum=1, epochs=1, warmup_epochs=0,
                                           balance_labels=True), tmp_path)
     assert sorted(seen) == ["no"] * 15 + ["yes"] * 15
+
+
+def test_training_writes_its_loss_curves_beside_the_checkpoints(tmp_path):
+    samples = [random_sample(i, 3, label="yes" if i % 2 else "no", question=f"say {'yes' if i % 2 else 'no'}")
+               for i in range(8)]
+    history = train(toy_model("lora", seed=0), samples, samples[:4],
+                    TrainConfig(lr=1e-2, batch_size=4, grad_accum=1, epochs=2, warmup_epochs=0), tmp_path)
+    assert history.curves == tmp_path / "curves.png"
+    assert history.curves.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and history.curves.stat().st_size > 5_000
