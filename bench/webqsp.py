@@ -107,6 +107,7 @@ def main() -> None:
     parser.add_argument("--llm-when", default="never", choices=["never", "auto", "always"])
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "webqsp.json")
     parser.add_argument("--samples", type=int, default=10, help="answers kept per set-up for reading")
+    parser.add_argument("--rows", type=Path, default=None, help="also write every answer row here (a folder)")
     args = parser.parse_args()
     existing = json.loads(args.out.read_text()) if args.out.is_file() else {}
     results = existing.get("results", {})
@@ -118,6 +119,9 @@ def main() -> None:
             print(f"{dataset} / {setup}: {len(questions)} questions", file=sys.stderr)
             with tempfile.TemporaryDirectory() as folder:
                 rows = run_batch(graph, questions, SETUPS[setup], args.llm_when, Path(folder))
+            if args.rows is not None:
+                args.rows.mkdir(parents=True, exist_ok=True)
+                (args.rows / f"{dataset}_{setup}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
             groups = sorted({r["group"] for r in rows})
             results[f"{dataset}/{setup}"] = {
                 "graph": graph, "llm_when": args.llm_when, "options": SETUPS[setup],

@@ -103,6 +103,10 @@ def _progress_printer(stage: str, info: dict) -> None:
         console.print(f"  weak labels {info['done']:,}/{info['total']:,}")
     elif stage == "retrieve" and (info["done"] == info["total"] or info["done"] % 2000 == 0):
         console.print(f"  retrieved {info['split']} {info['done']:,}/{info['total']:,} ({info['seconds']:.0f} s)")
+    elif stage == "synthesis":
+        console.print(f"  {info['questions']:,} questions from {info['paths']:,} relation paths "
+                      f"({info['signatures']:,} relation signatures) in {info['seconds']:.1f} s; most frequent: "
+                      + ", ".join(f"{k} {v}" for k, v in list(info["paths_per_signature"].items())[:8]))
     elif stage == "reader":
         console.print("  reader on validation: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
                                                            for k, v in info.items()))
@@ -150,6 +154,14 @@ def train(
                                         "often per epoch (label tasks such as ExplaGraphs)"),
     nproc: int = typer.Option(1, "--nproc", min=1, help="--config: data-parallel processes (torchrun + DDP; one "
                               "per GPU, or CPU processes with gloo); --batch-size is per process"),
+    synthesize: str = typer.Option("auto", "--synthesize", help="KG: self-supervised questions made from the graph's "
+                                   "relation paths: auto (when it has fewer than --min-real-questions training "
+                                   "questions) | always (mixed with the real ones) | never"),
+    synthetic_paths: int = typer.Option(4000, "--synthetic-paths", min=1, help="KG: relation paths sampled for "
+                                        "self-supervised questions (2 phrasings each)"),
+    min_real_questions: int = typer.Option(500, "--min-real-questions", min=0),
+    write_questions: Optional[Path] = typer.Option(None, "--write-questions", help="KG: write the self-supervised "
+                                                   "questions here (JSON lines that `gqa ingest questions` reads)"),
 ) -> None:
     """Train on a stored graph's questions: everything `gqa ask` uses for a KG (default), or one of the paper's
     configurations (--config)."""
@@ -170,14 +182,20 @@ def train(
         device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
 
     with store_session() as store:
-        dataset, graph = resolve_dataset(store, dataset, graph)
+        if variant is None and dataset is None and graph is not None and not store.question_datasets(graph):
+            if store.graph_info(graph) is None:
+                raise GqaError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            dataset = None  # a graph with no questions: trained on questions made from itself
+        else:
+            dataset, graph = resolve_dataset(store, dataset, graph)
     model_embedder = Embedder(embedder)
     registered = None
     if variant is None:
         from .train.pipeline import GraphTrainingOptions, train_graph
 
         with store_session() as store:
-            kinds = {(store.graph_info(q["graph"]) or {}).get("kind") for q in store.questions(dataset, train_split)[:1]}
+            kinds = {(store.graph_info(q["graph"]) or {}).get("kind")
+                     for q in (store.questions(dataset, train_split)[:1] if dataset else [])}
         if kinds == {"per-sample"}:
             # One graph per question: the generator is what can be trained; it goes where `gqa ask` finds it.
             from .registry import models_dir
@@ -190,7 +208,9 @@ def train(
         with store_session() as store:
             options = GraphTrainingOptions(generator=generator, reader_questions=reader_questions,
                                            generator_questions=generator_questions, llm=llm, device=device,
-                                           seed=seed, retriever_questions=limit, graph=graph)
+                                           seed=seed, retriever_questions=limit, graph=graph, synthesize=synthesize,
+                                           synthetic_paths=synthetic_paths, min_real_questions=min_real_questions,
+                                           write_questions=write_questions)
             models = train_graph(store, model_embedder, dataset, options, progress=_progress_printer)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
         console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")

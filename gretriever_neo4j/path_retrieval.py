@@ -9,6 +9,9 @@ relation texts are shared by all requests (they depend on the relation text alon
 
 from __future__ import annotations
 
+import os
+import re
+import threading
 import time
 import uuid
 
@@ -19,6 +22,12 @@ from .retrieval.linking import StoreLinking, strip_topic_markers
 from .retrieval.reference import RetrievalParams
 from .retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
 from .retriever import Retrieval, Retriever
+
+def relation_cache_path(embedder: str):
+    from .settings import gqa_home
+
+    return gqa_home() / "cache" / "relation_texts" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder) + ".npz")
+
 
 DESCRIPTION = "relation paths (zero-shot: linked entities, then the relations that match the question)"
 
@@ -78,12 +87,36 @@ class PathRetrievalAdapter:
         self.store, self.embedder = retriever.store, retriever.embedder
         self.config = config
         self.cache = cache
-        self.relations = RelationTexts(self._embed)
+        self.relations = RelationTexts.shared(self.embedder.embed)
+        self._warmed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _warm(self, graph: str) -> None:
+        """Every relation text of the graph embedded once, in batches, and kept on disk between processes
+        (GQA_HOME/cache/relation_texts/<embedder>.npz): a first question then embeds nothing but itself."""
+        with self._lock:
+            if graph in self._warmed:
+                return
+            path = relation_cache_path(self.embedder.name)
+            if not self.relations.known and path.is_file():
+                try:
+                    with np.load(path, allow_pickle=False) as data:
+                        self.relations.known.update(zip(data["texts"].tolist(), data["vectors"]))
+                except (OSError, ValueError, KeyError):
+                    pass  # a damaged cache is rebuilt
+            if self.relations.warm(self.store.kg_relation_texts(graph)):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                texts = list(self.relations.known)
+                partial = path.with_name(f".{path.name}.{os.getpid()}.npz")
+                np.savez(partial, texts=np.asarray(texts), vectors=np.stack([self.relations.known[t] for t in texts]))
+                partial.replace(path)
+            self._warmed.add(graph)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
 
     def _retriever(self, graph: str) -> PathRetriever:
+        self._warm(graph)
         if self.cache is not None:
             cached = self.cache.get(graph)
             if cached is not None:

@@ -490,6 +490,10 @@ class GraphStore:
         rows = self.read("kg_incident_texts", graph=graph, keys=list(keys), limit=int(limit))
         return {row["key"]: row["incident"] for row in rows}
 
+    def kg_relation_texts(self, graph: str) -> list[str]:
+        """The distinct relation texts of `graph`."""
+        return [row["text"] for row in self.read("kg_relation_texts", graph=graph)]
+
     def _stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
         """Rows of a read statement as they arrive, for results too large to hold twice."""
         import neo4j

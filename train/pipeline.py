@@ -9,6 +9,13 @@ For a knowledge graph with training questions:
    node names under the grounded prompt, on a sample of training questions (CPU minutes, see `generator_*`).
 Each part is saved as soon as it is trained, and the manifest is rewritten after it, so an interrupted run
 keeps what it finished. Nothing here knows a relation name or a dataset's format.
+
+A graph with no training questions (or fewer than `min_real_questions`) gets **self-supervised** ones
+(`retrieval.synthesize`: relation paths sampled from the graph, phrased from its relation names, the nodes they
+reach as answers), mixed with whatever real questions it has; the retriever and the reader train on them exactly
+as on real ones. Then the learned retriever and zero-shot relation-path retrieval are measured on held-out
+questions (answer in the retrieved subgraph), and the better one retrieves for this graph from then on
+(`details["retrieval_choice"]`, read by `qa.QA`); the reader is trained on that retriever's subgraphs.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +51,13 @@ class GraphTrainingOptions:
     llm: str | None = None
     device: str = "auto"
     seed: int = 0
+    synthesize: str = "auto"  # self-supervised questions: auto (too few real ones) | always | never
+    synthetic_paths: int = 4000  # relation paths sampled (2 phrasings each)
+    synthetic_retriever_questions: int = 4000  # self-supervised: the learned retriever's share (CPU time)
+    synthetic_retriever_epochs: int = 3
+    min_real_questions: int = 500
+    write_questions: Path | None = None  # where the synthesized questions go (JSON lines, `gqa ingest questions`)
+    choice_questions: int = 300  # held-out questions measuring learned vs relation-path retrieval
 
 
 def _sample(rows: list[dict], count: int | None, seed: int) -> list[dict]:
@@ -52,53 +67,81 @@ def _sample(rows: list[dict], count: int | None, seed: int) -> list[dict]:
     return [rows[i] for i in sorted(picks.tolist())]
 
 
-def train_graph(store, embedder, dataset: str, options: GraphTrainingOptions = GraphTrainingOptions(),
+def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOptions = GraphTrainingOptions(),
                 progress: Progress | None = None) -> TrainedModels:
     from ..retrieval.kg import KnowledgeGraph
 
     report = progress or (lambda stage, info: None)
-    train_rows = [q for q in store.questions(dataset, "train") if q["answers"]]
-    if not train_rows:
+    if options.synthesize not in ("auto", "always", "never"):
+        raise ConfigError(f"synthesize must be auto, always or never, not {options.synthesize!r}")
+    graph = options.graph
+    train_rows = [q for q in store.questions(dataset, "train") if q["answers"]] if dataset else []
+    val_rows = [q for q in store.questions(dataset, "val") if q["answers"]] if dataset else []
+    graph = graph or (train_rows[0]["graph"] if train_rows else None)
+    if graph is None:
         raise ConfigError(f"no stored questions with answers for dataset {dataset!r}, split 'train': ingest a graph "
-                          f"with questions first (a dataset loader, or `gqa ingest questions`)")
-    val_rows = [q for q in store.questions(dataset, "val") if q["answers"]]
-    graph = options.graph or train_rows[0]["graph"]
+                          f"with questions first (a dataset loader, or `gqa ingest questions`), or give --graph to "
+                          f"train on questions made from the graph itself")
     train_rows = [q for q in train_rows if q["graph"] == graph]
     val_rows = [q for q in val_rows if q["graph"] == graph]
-    if not train_rows:
-        raise ConfigError(f"dataset {dataset!r} has no 'train' questions with answers over graph {graph!r}")
     info = store.graph_info(graph)
     if info is None:
         raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
     if info["kind"] != "kg":
         raise ConfigError(f"graph {graph!r} is a per-sample dataset: train a generator with `gqa train --dataset "
-                          f"{dataset} --config g-retriever`")
+                          f"{dataset or info['dataset']} --config g-retriever`")
+    dataset = dataset or info["dataset"]
+    self_supervised = options.synthesize == "always" or (
+        options.synthesize == "auto" and len(train_rows) < options.min_real_questions)
+    if not train_rows and not self_supervised:
+        raise ConfigError(f"dataset {dataset!r} has no 'train' questions with answers over graph {graph!r} (and "
+                          f"--synthesize never)")
     report("stage", {"stage": f"reading graph {graph!r} from Neo4j"})
     started = time.perf_counter()
     kg = KnowledgeGraph.from_store(store, graph)
     report("stage", {"stage": f"graph: {kg.num_nodes:,} nodes, {kg.num_edges:,} edges "
                               f"({time.perf_counter() - started:.0f} s)"})
+    synthesis = None
+    if self_supervised:
+        synthetic_train, synthetic_val, synthesis = _synthesize(kg, graph, options, report)
+        train_rows, val_rows = train_rows + synthetic_train, val_rows + synthetic_val
     models = load_trained(graph) or TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
     if models.embedder != embedder.name:  # a new embedder invalidates everything trained before
         models = TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
     folder = models_dir(graph)
 
+    if synthesis is not None:
+        models = _with_details(models, "synthesis", synthesis)
+    else:  # trained on real questions: the learned retriever answers, as before any self-supervised run
+        models = replace(models, details={k: v for k, v in models.details.items()
+                                          if k not in ("synthesis", "retrieval_choice")})
     retriever = None
     with_topics = [q for q in train_rows if q["topic_entities"]]
+    opaque = _has_opaque_nodes(kg)
+    if self_supervised:  # template questions are easy to fit: fewer of them, fewer epochs (minutes, not an hour)
+        options = replace(options, retriever_epochs=min(options.retriever_epochs, options.synthetic_retriever_epochs),
+                          retriever_questions=min(options.retriever_questions or len(with_topics),
+                                                  options.synthetic_retriever_questions))
     if options.retriever and with_topics:
         retriever, details = _train_retriever(kg, _sample(with_topics, options.retriever_questions, options.seed),
-                                              embedder, options, folder / "retriever.pt", report)
+                                              embedder, options, folder / "retriever.pt", report, max_hops=4 if opaque else 3)
         models = models.with_part("retriever", "retriever.pt", details)
         models.save()
     elif models.retriever:
         retriever = _load_retriever(kg, folder / models.retriever, embedder)
+    if self_supervised and retriever is not None:
+        choice = _choose_retriever(kg, retriever, embedder, val_rows, options, report)
+        models = _with_details(models, "retrieval_choice", choice)
+        models.save()
+        if choice["retriever"] == "paths":
+            retriever = _PathsAsLearned(kg, embedder)
 
     reader_train = _sample(train_rows, options.reader_questions, options.seed)
     reader_val = _sample(val_rows, options.reader_val_questions, options.seed)
     items_train = _reader_inputs(kg, retriever, embedder, reader_train, report, "train")
     items_val = _reader_inputs(kg, retriever, embedder, reader_val, report, "val")
     reader_path, details = _train_reader(items_train, reader_train, items_val, reader_val, embedder, graph, dataset,
-                                         options, folder / "reader.pt", report)
+                                         options, folder / "reader.pt", report, max_hops=4 if opaque else 3)
     models = models.with_part("reader", reader_path.name, details)
     models.save()
 
@@ -117,13 +160,89 @@ def _embed_fn(embedder):
     return lambda texts: np.asarray(embedder.embed(list(texts)), dtype=np.float32)
 
 
-def _train_retriever(kg, rows, embedder, options, path: Path, report):
+def _with_details(models: TrainedModels, key: str, value: dict) -> TrainedModels:
+    return replace(models, details={**models.details, key: value})
+
+
+def _has_opaque_nodes(kg, share: float = 0.01) -> bool:
+    """Freebase-like graphs (compound nodes with id texts) need a step more per hop."""
+    from ..retrieval.relation_paths import is_opaque
+
+    return kg.num_nodes > 0 and sum(is_opaque(t) for t in kg.node_texts) >= share * kg.num_nodes
+
+
+def _synthesize(kg, graph: str, options: GraphTrainingOptions, report):
+    """(train rows, val rows, report) of self-supervised questions, written to `options.write_questions`."""
+    import json
+
+    from ..retrieval.synthesize import SynthesisConfig, split_by_path, synthesize, to_rows
+
+    report("stage", {"stage": f"self-supervised questions: sampling {options.synthetic_paths:,} relation paths"})
+    synthesis = synthesize(kg, SynthesisConfig(questions=options.synthetic_paths, seed=options.seed,
+                                               max_hops=3, max_steps=5 if _has_opaque_nodes(kg) else 3))
+    train, val = split_by_path(synthesis.questions, 0.1, options.seed)
+    summary = synthesis.report()
+    report("synthesis", summary)
+    if options.write_questions is not None:
+        path = Path(options.write_questions)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8") as out:
+            for row in to_rows(train, "train") + to_rows(val, "val"):
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        report("stage", {"stage": f"wrote {len(synthesis.questions):,} questions to {path} (`gqa ingest questions "
+                                  f"--graph {graph} --source {path}` reads them)"})
+    rows = lambda questions, split: [{"qid": q.qid, "text": q.text, "answers": list(q.answers),
+                                      "topic_entities": [q.topic], "graph": graph, "split": split} for q in questions]
+    return rows(train, "train"), rows(val, "val"), {
+        **{k: v for k, v in summary.items() if k != "paths_per_signature"},
+        "paths_per_signature": dict(list(summary["paths_per_signature"].items())[:200])}
+
+
+class _PathsAsLearned:
+    """Relation-path retrieval where `_reader_inputs` expects a learned retriever (`retrieve(text, vector)`)."""
+
+    def __init__(self, kg, embedder):
+        from ..retrieval.relation_paths import PathRetriever
+
+        self.paths = PathRetriever(kg, _embed_fn(embedder))
+
+    def retrieve(self, text, vector):
+        return self.paths.retrieve(text, vector)
+
+
+def _choose_retriever(kg, retriever, embedder, val_rows, options: GraphTrainingOptions, report) -> dict:
+    """Answer in subgraph of the learned retriever and of relation paths on held-out questions; the better one
+    retrieves for this graph (ties: relation paths, which need no model)."""
+    from ..retrieval.learned import answer_hit
+    from ..retrieval.linking import strip_topic_markers
+
+    rows = _sample([q for q in val_rows if q["answers"]], options.choice_questions, options.seed)
+    if not rows:
+        return {"retriever": "learned", "questions": 0}
+    texts = [strip_topic_markers(q["text"]) for q in rows]
+    vectors = _embed_fn(embedder)(texts)
+    paths = _PathsAsLearned(kg, embedder)
+    scores = {}
+    for name, candidate in (("learned", retriever), ("paths", paths)):
+        started = time.perf_counter()
+        hits = [answer_hit(candidate.retrieve(t, v), q["answers"]) for t, v, q in zip(texts, vectors, rows)]
+        scores[name] = {"answer_in_subgraph": float(np.mean(hits)),
+                        "ms_per_question": (time.perf_counter() - started) * 1000 / len(rows)}
+    best = "learned" if scores["learned"]["answer_in_subgraph"] > scores["paths"]["answer_in_subgraph"] else "paths"
+    choice = {"retriever": best, "questions": len(rows), **scores}
+    report("stage", {"stage": f"retrieval on {len(rows)} held-out questions: answer in subgraph learned "
+                              f"{scores['learned']['answer_in_subgraph']:.3f}, relation paths "
+                              f"{scores['paths']['answer_in_subgraph']:.3f} -> {best}"})
+    return choice
+
+
+def _train_retriever(kg, rows, embedder, options, path: Path, report, max_hops: int = 3):
     from ..retrieval.learned import (LearnedRetriever, RetrieverConfig, TrainingQuestion, save_checkpoint,
                                      train_retriever)
     from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
 
     report("stage", {"stage": f"learned retriever: {len(rows):,} questions"})
-    config = RetrieverConfig(epochs=options.retriever_epochs, max_edges=options.max_edges)
+    config = RetrieverConfig(epochs=options.retriever_epochs, max_edges=options.max_edges, max_hops=max_hops)
     training = [TrainingQuestion(strip_topic_markers(q["text"]), q["topic_entities"], q["answers"]) for q in rows]
     model, history = train_retriever(kg, training, embedder, config, progress=report)
     prior = MentionPrior.fit([(q["text"], q["topic_entities"]) for q in rows], InMemoryLinking(kg), None)
@@ -167,11 +286,12 @@ def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
     return items
 
 
-def _train_reader(items_train, rows_train, items_val, rows_val, embedder, graph, dataset, options, path: Path, report):
+def _train_reader(items_train, rows_train, items_val, rows_val, embedder, graph, dataset, options, path: Path, report,
+                  max_hops: int = 3):
     from ..reader.model import ReaderConfig, save_reader
     from ..reader.training import build_examples, train_reader
 
-    config = ReaderConfig(epochs=options.reader_epochs, seed=options.seed)
+    config = ReaderConfig(epochs=options.reader_epochs, seed=options.seed, max_hops=max_hops)
     embed = _embed_fn(embedder)
     train_set = build_examples(items_train, [q["answers"] for q in rows_train], embed, config)
     val_set = build_examples(items_val, [q["answers"] for q in rows_val], embed, config,

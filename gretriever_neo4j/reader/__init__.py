@@ -128,7 +128,7 @@ class ZeroShotReader:
 
         self.embed = embed
         self.max_hops = max_hops
-        self.relations = RelationTexts(embed) if embed is not None else None
+        self.relations = RelationTexts.shared(embed) if embed is not None else None
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:

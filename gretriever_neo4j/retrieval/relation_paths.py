@@ -281,17 +281,38 @@ def cosine(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
 
 
 class RelationTexts:
-    """Humanized relation texts embedded once (`embed(texts) -> (n, d)`), by text, shared across questions."""
+    """Humanized relation texts embedded once (`embed(texts) -> (n, d)`), by text, shared across questions.
+    `shared(embed)` gives one table per embedder in a process, so the retriever and the reader embed a relation
+    text once between them; `known` seeds it (a cache kept on disk by the caller)."""
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray]):
+    _shared: dict[int, "RelationTexts"] = {}
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], known: dict[str, np.ndarray] | None = None):
         self.embed = embed
-        self._vectors: dict[str, np.ndarray] = {}
+        self._vectors: dict[str, np.ndarray] = dict(known or {})
+
+    @classmethod
+    def shared(cls, embed: Callable[[list[str]], np.ndarray]) -> "RelationTexts":
+        owner = getattr(embed, "__self__", embed)  # a bound `Embedder.embed`: one table per embedder
+        if id(owner) not in cls._shared:
+            cls._shared[id(owner)] = cls(embed)
+        return cls._shared[id(owner)]
+
+    @property
+    def known(self) -> dict[str, np.ndarray]:
+        return self._vectors
+
+    def warm(self, texts: Sequence[str], batch: int = 256) -> int:
+        """Embeds the texts not known yet (in batches, much faster than question by question); how many."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        for start in range(0, len(missing), batch):
+            chunk = missing[start:start + batch]
+            rows = np.asarray(self.embed([humanize_relation(t) for t in chunk]), dtype=np.float32)
+            self._vectors.update(zip(chunk, rows))
+        return len(missing)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if missing:
-            rows = np.asarray(self.embed([humanize_relation(t) for t in missing]), dtype=np.float32)
-            self._vectors.update(zip(missing, rows))
+        self.warm(texts)
         return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
 
@@ -379,7 +400,7 @@ class PathRetriever:
         self.source = as_source(graph)
         self.embed = embed
         self.config = config
-        self.relations = relations or RelationTexts(embed)
+        self.relations = relations or RelationTexts.shared(embed)
         self.graph_name = graph_name if graph_name is not None else getattr(self.source, "graph", None)
         self.linking = linking if linking is not None else self.source.linking()
         self.max_seeds = max_seeds

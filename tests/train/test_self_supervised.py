@@ -1,0 +1,70 @@
+"""`gqa train --graph G` on a graph with no questions (real Neo4j): it trains on questions made from the graph,
+writes them where asked, reports them, and a plain `gqa ask` then answers with what it trained; bad input (an
+unknown graph, a graph with no edges) is a clear error with exit code 1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.records import Edge, GraphRecord, Node
+
+pytestmark = pytest.mark.neo4j
+
+
+def _gqa(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.fixture()
+def cli_env(neo4j_settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GQA_SERVER", "off")
+    return tmp_path
+
+
+def _movies(prefix: str, movies: int = 24) -> list:
+    people = [f"Director {i}" for i in range(8)]
+    titles = [f"Film {chr(65 + i // 10)}{i % 10}" for i in range(movies)]
+    edges = [Edge(m, "directed_by", people[i % 8]) for i, m in enumerate(titles)]
+    edges += [Edge(m, "release_year", str(1990 + i % 7)) for i, m in enumerate(titles)]
+    nodes = [Node(n, n) for n in people + titles + [str(1990 + y) for y in range(7)]]
+    return [GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=nodes, edges=edges)]
+
+
+def test_unknown_graph_and_graph_without_edges_are_clear_errors(store, embedder, cli_env):
+    missing = _gqa("train", "--graph", f"{store.test_prefix}-nowhere")
+    assert missing.returncode == 1 and "no stored graph is called" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    prefix = store.test_prefix
+    ingest([GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=[Node("alone", "alone")], edges=[])],
+           store, embedder.embed, dataset=prefix)
+    empty = _gqa("train", "--graph", prefix)
+    assert empty.returncode == 1 and "no edges" in empty.stderr and "Traceback" not in empty.stderr
+
+
+@pytest.mark.slow
+def test_a_graph_with_no_questions_trains_on_its_own_paths(store, embedder, cli_env):
+    prefix = store.test_prefix
+    ingest(_movies(prefix), store, embedder.embed, dataset=prefix)
+    written = cli_env / "synthetic.jsonl"
+    trained = _gqa("train", "--graph", prefix, "--synthetic-paths", "150", "--write-questions", str(written))
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "relation paths" in trained.stdout and "reader on validation" in trained.stdout
+    rows = [json.loads(line) for line in written.read_text().splitlines()]
+    assert rows and {"question", "answers", "topic_entities", "split", "id"} <= set(rows[0])
+    manifest = json.loads((cli_env / "home" / "models" / prefix / "manifest.json").read_text())
+    assert manifest["reader"] == "reader.pt" and manifest["details"]["synthesis"]["questions"] == len(rows)
+    assert manifest["details"]["retrieval_choice"]["retriever"] in ("learned", "paths")
+
+    asked = _gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film B3")
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    data = json.loads(asked.stdout)
+    assert data["answer"]["text"] == "Director 5" and data["answer"]["models"]["reader"].startswith("reader")
