@@ -1,4 +1,4 @@
-// Edges per graph, and how many carry a vector.
+// Edges per graph (and its dataset), and how many carry a vector.
 // params:
 MATCH ()-[r:REL]->()
-RETURN r.graph AS graph, count(r) AS edges, count(r.embedding) AS embedded
+RETURN r.graph AS graph, r.dataset AS dataset, count(r) AS edges, count(r.embedding) AS embedded

@@ -248,8 +248,8 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
     from .overview import graph_rows
 
     with store_session() as store:
-        data = store.stats()
-        rows = graph_rows(store.graph_stats())
+        scanned = store.statistics()
+        data, rows = scanned["datasets"], graph_rows(scanned["graphs"])
         embedder = store.embedder_info()
     if as_json:
         console.print_json(json.dumps({"embedder": embedder and {"name": embedder[0], "dim": embedder[1]},

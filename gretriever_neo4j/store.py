@@ -368,47 +368,48 @@ class GraphStore:
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per dataset: graphs, nodes, edges, embedded texts and questions per split."""
-        out: dict[str, dict[str, Any]] = {}
-
-        def entry(dataset: str) -> dict[str, Any]:
-            return out.setdefault(dataset, {"kind": None, "graphs": 0, "nodes": 0, "edges": 0,
-                                            "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
-
-        for row in self.read("stats_graphs"):
-            e = entry(row["dataset"])
-            e["kind"], e["graphs"] = row["kind"], row["graphs"]
-        for row in self.read("stats_nodes"):
-            e = entry(row["dataset"])
-            e["nodes"], e["embedded_nodes"] = row["nodes"], row["embedded"]
-        for row in self.read("stats_edges"):
-            e = entry(row["dataset"])
-            e["edges"], e["embedded_edges"] = row["edges"], row["embedded"]
-        for row in self.read("stats_questions"):
-            entry(row["dataset"])["questions"][row["split"]] = row["questions"]
-        return dict(sorted(out.items()))
+        return self.statistics()["datasets"]
 
     def graph_stats(self) -> dict[str, dict[str, Any]]:
-        """Per stored graph: dataset, kind, nodes, edges, embedded texts, questions per split (one full scan)."""
-        out: dict[str, dict[str, Any]] = {}
+        """Per stored graph: dataset, kind, nodes, edges, embedded texts, questions per split."""
+        return self.statistics()["graphs"]
 
-        def entry(graph: str) -> dict[str, Any]:
-            return out.setdefault(graph, {"dataset": None, "kind": None, "nodes": 0, "edges": 0,
-                                          "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
+    def statistics(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """{"graphs": per graph, "datasets": per dataset}, from one scan of nodes, edges and questions."""
+        graphs: dict[str, dict[str, Any]] = {}
+        datasets: dict[str, dict[str, Any]] = {}
+
+        def graph(name: str) -> dict[str, Any]:
+            return graphs.setdefault(name, {"dataset": None, "kind": None, "nodes": 0, "edges": 0,
+                                            "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
+
+        def dataset(name: str) -> dict[str, Any]:
+            return datasets.setdefault(name, {"kind": None, "graphs": 0, "nodes": 0, "edges": 0,
+                                              "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
 
         for row in self.read("stats_graph_records"):
-            e = entry(row["graph"])
-            e["dataset"], e["kind"] = row["dataset"], row["kind"]
+            g = graph(row["graph"])
+            g["dataset"], g["kind"] = row["dataset"], row["kind"]
+            d = dataset(row["dataset"])
+            d["kind"], d["graphs"] = row["kind"], d["graphs"] + 1
         for row in self.read("stats_graph_nodes"):
-            e = entry(row["graph"])
-            e["dataset"] = e["dataset"] or row["dataset"]
-            e["nodes"], e["embedded_nodes"] = row["nodes"], row["embedded"]
+            g, d = graph(row["graph"]), dataset(row["dataset"])
+            g["dataset"] = g["dataset"] or row["dataset"]
+            g["nodes"], g["embedded_nodes"] = row["nodes"], row["embedded"]
+            d["nodes"] += row["nodes"]
+            d["embedded_nodes"] += row["embedded"]
         for row in self.read("stats_graph_edges"):
-            e = entry(row["graph"])
-            e["edges"], e["embedded_edges"] = row["edges"], row["embedded"]
+            g, d = graph(row["graph"]), dataset(row["dataset"])
+            g["edges"], g["embedded_edges"] = g["edges"] + row["edges"], g["embedded_edges"] + row["embedded"]
+            d["edges"] += row["edges"]
+            d["embedded_edges"] += row["embedded"]
         for row in self.read("stats_graph_questions"):
+            d = dataset(row["dataset"])
+            d["questions"][row["split"]] = d["questions"].get(row["split"], 0) + row["questions"]
             if row["graph"] is not None:
-                entry(row["graph"])["questions"][row["split"]] = row["questions"]
-        return dict(sorted(out.items()))
+                per_graph = graph(row["graph"])["questions"]
+                per_graph[row["split"]] = per_graph.get(row["split"], 0) + row["questions"]
+        return {"graphs": dict(sorted(graphs.items())), "datasets": dict(sorted(datasets.items()))}
 
     # -- linking and learned retrieval ---------------------------------------------------------------
     def fulltext_nodes(self, query: str, graph: str | None, limit: int) -> list[dict[str, Any]]:

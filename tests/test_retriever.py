@@ -162,7 +162,8 @@ def test_cli_ask_retrieve_only_ben_franklin(store):
                                        text=True, timeout=600)
     ingested = run("ingest", "webqsp", "--source", str(sample))
     assert ingested.returncode == 0, ingested.stderr
-    asked = run("ask", "--retrieve-only", "--graph", "webqsp", "--json", "what else did ben franklin invent")
+    asked = run("ask", "--retrieve-only", "--retriever", "static", "--graph", "webqsp", "--json",
+                "what else did ben franklin invent")
     assert asked.returncode == 0, asked.stderr
     data = json.loads(asked.stdout)
     texts = {node["text"] for node in data["nodes"]}

@@ -96,7 +96,8 @@ class Runtime:
                 return self._stats[2]
             from ..overview import graph_rows
 
-            stats = {"datasets": self.store.stats(), "graphs": graph_rows(self.store.graph_stats())}
+            scanned = self.store.statistics()
+            stats = {"datasets": scanned["datasets"], "graphs": graph_rows(scanned["graphs"])}
             self._stats = (fingerprint, time.monotonic(), stats)
             return stats
 

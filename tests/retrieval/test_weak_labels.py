@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.retrieval.kg import UNREACHED, KnowledgeGraph
 from gretriever_neo4j.retrieval.weak_labels import (BACKWARD, FORWARD, describe_pattern, path_patterns,
                                                     pattern_edges, shortest_path_edges)
@@ -164,9 +164,9 @@ def test_kg_refuses_bad_triples_and_embeddings():
     with pytest.raises(InputError, match=r"triples\[1\]"):
         KnowledgeGraph.from_triples([("a", "r", "b"), ("a", "r")])
     kg = KnowledgeGraph.from_triples([("a", "r", "b")])
-    with pytest.raises(InputError, match="node_embeddings"):
+    with pytest.raises(InvariantError, match="node_embeddings"):
         kg.with_embeddings(np.zeros((3, 4)), np.zeros((1, 4)))
-    with pytest.raises(InputError, match="node_embeddings"):
+    with pytest.raises(InvariantError, match="node_embeddings"):
         _ = kg.dim
 
 
@@ -179,5 +179,5 @@ def test_kg_to_candidate_graph_shares_relation_vectors():
     assert candidate.edge_src.tolist() == [0, 1] and candidate.edge_dst.tolist() == [1, 2]
     assert candidate.edge_embeddings.tolist() == [[1, 0, 0, 0], [0, 1, 0, 0]]
     assert candidate.edge_refs == ["0", "1"]
-    with pytest.raises(InputError, match="endpoint"):
+    with pytest.raises(InvariantError, match="endpoint"):
         kg.to_candidate_graph(kg.indices(["A"]), np.array([0]))

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.neo4j
 def test_graph_statistics_are_kept_until_the_store_changes(store, embedder):
     runtime = Runtime(ServiceConfig(), store, qa=None)
     scans = []
-    full_scan = store.stats
-    store.stats = lambda: scans.append(1) or full_scan()
+    full_scan = store.statistics
+    store.statistics = lambda: scans.append(1) or full_scan()
 
     first = runtime.graphs()
     assert runtime.graphs() is first and len(scans) == 1  # nothing changed: no second scan

@@ -1,3 +1,0 @@
-// params:
-MATCH ()-[r:REL]->()
-RETURN r.dataset AS dataset, count(r) AS edges, count(r.embedding) AS embedded

@@ -1,3 +1,0 @@
-// params:
-MATCH (q:Question)
-RETURN q.dataset AS dataset, q.split AS split, count(q) AS questions
