@@ -8,6 +8,7 @@ with no questions (`gqa ingest triples --source …/kb.txt --graph metaqa_kb`). 
     static      the paper's retrieval (PCST over vector seeds), zero-shot reader
     zero-shot   relation-path retrieval, zero-shot reader (nothing trained)
     self-sup    what `gqa train --graph G` trained from the graph alone (self-supervised), as `gqa ask` picks it
+    self-sup-paths / self-sup-learned   the self-supervised reader with the retriever named
 
 Reported per set-up (and per hop for MetaQA): answer in subgraph, strict Hit@1 (the first answer is gold), Hit@1
 (a gold answer occurs among the answers), F1, answers per question, latency p50/p95 (retrieval + answer).
@@ -41,6 +42,8 @@ SETUPS = {  # name -> gqa ask options
     "static": ["--retriever", "static", "--reader", "zero-shot"],
     "zero-shot": ["--retriever", "paths", "--reader", "zero-shot"],
     "self-sup": ["--retriever", "auto"],
+    "self-sup-paths": ["--retriever", "paths"],  # the self-supervised reader over relation-path retrieval
+    "self-sup-learned": ["--retriever", "learned"],
 }
 
 
