@@ -149,8 +149,22 @@ function highlight(answer, layered) {
   const cited = new Set((answer.citations?.edges || []).flatMap(([a, b]) => [`${a}-${b}`, `${b}-${a}`]));
   cy.edges().forEach((edge) => { if (layered || cited.has(edge.data("pair"))) edge.addClass("cited"); });
   const roots = cy.nodes(".anchor");
-  if (layered && roots.length) {  // from the question's entities (top) to the answers (bottom)
-    cy.layout({ name: "breadthfirst", roots, directed: false, animate: false, padding: 40, spacingFactor: 1.3 }).run();
+  if (layered && roots.length) {  // in layers from the question's entities (left) to the answers (right)
+    cy.layout({ name: "breadthfirst", roots, directed: false, animate: false, padding: 40, spacingFactor: 1 }).run();
+    // Breadth-first stacks a layer side by side; turned on its side, each node of a layer has a line of its own,
+    // so the labels (to the right of their nodes) never run into each other.
+    const layers = new Map();
+    cy.nodes().forEach((node) => {
+      const key = Math.round(node.position("y"));
+      if (!layers.has(key)) layers.set(key, []);
+      layers.get(key).push(node);
+    });
+    [...layers.keys()].sort((a, b) => a - b).forEach((key, depth) => {
+      const nodes = layers.get(key).sort((a, b) => a.position("x") - b.position("x"));
+      nodes.forEach((node, i) => node.position({ x: depth * 300, y: (i - (nodes.length - 1) / 2) * 34 }));
+    });
+    cy.nodes().style({ "text-halign": "right", "text-valign": "center", "text-margin-x": 6, "text-margin-y": 0 });
+    cy.edges().style({ "text-rotation": "none" });
   } else {  // what the question names in the middle, its answers around it, the rest outside
     cy.layout({ name: "concentric", animate: false, padding: 40, minNodeSpacing: 90, levelWidth: () => 1,
                 concentric: (node) => (node.hasClass("anchor") ? 3 : node.hasClass("answer") ? 2 : 1) }).run();
