@@ -44,6 +44,7 @@ SETUPS = {  # name -> gqa ask options
     "self-sup": ["--retriever", "auto"],
     "self-sup-paths": ["--retriever", "paths"],  # the self-supervised reader over relation-path retrieval
     "self-sup-learned": ["--retriever", "learned"],
+    "learned-zero-shot": ["--retriever", "learned", "--reader", "zero-shot"],  # self-supervised retriever only
 }
 
 
