@@ -17,7 +17,7 @@ import uuid
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, unknown_graph
 from .retrieval.linking import StoreLinking, strip_topic_markers
 from .retrieval.reference import RetrievalParams
 from .retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
@@ -91,6 +91,10 @@ class PathRetrievalAdapter:
         self._warmed: set[str] = set()
         self._lock = threading.Lock()
 
+    def warm(self, graph: str) -> None:
+        """What a first question would pay for, paid now (a server's preload)."""
+        self._warm(graph)
+
     def _warm(self, graph: str) -> None:
         """Every relation text of the graph embedded once, in batches, and kept on disk between processes
         (GQA_HOME/cache/relation_texts/<embedder>.npz): a first question then embeds nothing but itself."""
@@ -139,7 +143,7 @@ class PathRetrievalAdapter:
             raise ConfigError("relation-path retrieval needs --graph (a stored knowledge graph)")
         info = self.store.graph_info(graph)
         if info is None:
-            raise ConfigError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            raise unknown_graph(graph)
         if info["kind"] != "kg":
             raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
                               f"(use --retriever static)")

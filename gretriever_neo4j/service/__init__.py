@@ -33,8 +33,20 @@ def build_runtime(config: ServiceConfig, settings) -> Runtime:
     for graph in config.preload:
         answering.reader(graph)
         cache.load_in_background(graph)
+        threading.Thread(target=_warm_retriever, args=(qa, graph), name=f"gqa-warm-{graph}", daemon=True).start()
     threading.Thread(target=_warm_graphs, args=(runtime,), name="gqa-stats", daemon=True).start()
     return runtime
+
+
+def _warm_retriever(qa, graph: str) -> None:
+    """The preloaded graph's retriever does its one-time work (relation paths: embedding every relation text)
+    before the first question."""
+    try:
+        retriever, _ = qa.retriever(graph, "auto")
+        if hasattr(retriever, "warm"):
+            retriever.warm(graph)
+    except Exception as error:  # the first request that needs it will report it
+        log.warning("could not prepare the retriever of %s at start: %s", graph, error)
 
 
 def _warm_graphs(runtime: Runtime) -> None:
