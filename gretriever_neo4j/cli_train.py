@@ -94,22 +94,65 @@ def _retriever_for(store, embedder, kind: str, checkpoint: Optional[Path], datas
     return retriever
 
 
-def _progress_printer(stage: str, info: dict) -> None:
-    if stage == "stage":
-        console.print(f"[bold]{info['stage']}[/]")
-    elif stage == "epoch" and (info["epoch"] == info["epochs"] or info["epoch"] % max(info["epochs"] // 10, 1) == 0):
-        console.print(f"  epoch {info['epoch']}/{info['epochs']}: loss {info['loss']:.4f} ({info['seconds']:.0f} s)")
-    elif stage == "labels" and (info["done"] == info["total"] or info["done"] % 5000 == 0):
-        console.print(f"  weak labels {info['done']:,}/{info['total']:,}")
-    elif stage == "retrieve" and (info["done"] == info["total"] or info["done"] % 2000 == 0):
-        console.print(f"  retrieved {info['split']} {info['done']:,}/{info['total']:,} ({info['seconds']:.0f} s)")
-    elif stage == "synthesis":
-        console.print(f"  {info['questions']:,} questions from {info['paths']:,} relation paths "
-                      f"({info['signatures']:,} relation signatures) in {info['seconds']:.1f} s; most frequent: "
-                      + ", ".join(f"{k} {v}" for k, v in list(info["paths_per_signature"].items())[:8]))
-    elif stage == "reader":
-        console.print("  reader on validation: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
-                                                           for k, v in info.items()))
+class _TrainProgress:
+    """`gqa train`'s progress: a bar with its rate, elapsed time and ETA for each counted stage (weak labels,
+    subgraphs retrieved for the reader, epochs of each model), a line for everything else."""
+
+    COUNTED = {"labels": "weak labels", "retrieve": "retrieved {split} subgraphs", "epoch": "{part} epochs"}
+
+    def __init__(self):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self.bars = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                             console=console)
+        self.tasks: dict[str, int] = {}
+        self.part = "training"
+
+    def __enter__(self) -> "_TrainProgress":
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bars.stop()
+
+    def _bar(self, key: str, done: int, total: int, note: str = "") -> None:
+        if key not in self.tasks:
+            self.tasks[key] = self.bars.add_task(key, total=total, note=note)
+        self.bars.update(self.tasks[key], completed=done, total=total, note=note)
+
+    def __call__(self, stage: str, info: dict) -> None:
+        say = self.bars.console.print
+        if stage == "labels":
+            self._bar("weak labels", info["done"], info["total"])
+        elif stage == "retrieve":
+            self._bar(f"retrieved {info['split']} subgraphs", info["done"], info["total"])
+        elif stage == "epoch":
+            self._bar(f"{self.part} epochs", info["epoch"], info["epochs"], note=f"loss {info['loss']:.4f}")
+        elif stage == "stage":
+            text = info["stage"]
+            self.part = ("reader" if text.startswith("reader") else "retriever" if "retriever" in text
+                         else "generator" if "generator" in text else self.part)
+            say(f"[bold]{text}[/]")
+        elif stage == "synthesis":
+            say(f"  {info['questions']:,} questions from {info['paths']:,} relation paths "
+                f"({info['signatures']:,} relation signatures) in {info['seconds']:.1f} s; most frequent: "
+                + ", ".join(f"{k} {v}" for k, v in list(info["paths_per_signature"].items())[:8]))
+        elif stage == "reader":
+            say("  reader on validation: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                                                      for k, v in info.items()))
+
+
+def _write_graph_curves(models) -> None:
+    """The retriever's and the reader's loss per epoch, as a PNG in the graph's models folder."""
+    from .train.curves import write_loss_curves
+
+    series = {f"{part} loss": models.details.get(part, {}).get("epoch_losses", [])
+              for part in ("retriever", "reader")}
+    path = write_loss_curves(series, models.folder / "curves.png", title=f"gqa train --graph {models.graph}")
+    if path is not None:
+        console.print(f"loss curves: {path}")
 
 
 @app.command()
@@ -211,8 +254,10 @@ def train(
                                            seed=seed, retriever_questions=limit, graph=graph, synthesize=synthesize,
                                            synthetic_paths=synthetic_paths, min_real_questions=min_real_questions,
                                            write_questions=write_questions)
-            models = train_graph(store, model_embedder, dataset, options, progress=_progress_printer)
+            with _TrainProgress() as progress:
+                models = train_graph(store, model_embedder, dataset, options, progress=progress)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
+        _write_graph_curves(models)
         console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
         return
     from .model.config import ModelConfig
@@ -257,6 +302,8 @@ def train(
                       f"{e.seconds:.0f}", f"{e.peak_rss_mib:.0f}", "yes" if e.collapse else "")
     console.print(table)
     console.print(f"best checkpoint: {history.best_checkpoint}")
+    if history.curves is not None:
+        console.print(f"loss curves: {history.curves}")
     if registered is not None and history.best_checkpoint is not None:
         _register_generator(dataset, model_embedder.name, history.best_checkpoint, registered, history)
 

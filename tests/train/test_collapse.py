@@ -77,3 +77,12 @@ def test_training_writes_its_loss_curves_beside_the_checkpoints(tmp_path):
                     TrainConfig(lr=1e-2, batch_size=4, grad_accum=1, epochs=2, warmup_epochs=0), tmp_path)
     assert history.curves == tmp_path / "curves.png"
     assert history.curves.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and history.curves.stat().st_size > 5_000
+
+
+def test_graph_training_curves_have_a_line_per_model(tmp_path):
+    from gretriever_neo4j.train.curves import write_loss_curves
+
+    path = write_loss_curves({"retriever loss": [0.9, 0.5, 0.3], "reader loss": [1.2, 0.4], "generator loss": []},
+                             tmp_path / "curves.png", title="gqa train --graph g")
+    assert path.read_bytes()[:4] == b"\x89PNG"
+    assert write_loss_curves({"retriever loss": []}, tmp_path / "none.png") is None
