@@ -131,7 +131,7 @@ def show_asked(data: dict, as_json: bool, *, subgraph: bool = False) -> None:
     print_answer(data["answer"])
     print_summary(data)
     if subgraph:
-        print_retrieval(data)
+        print_retrieval(data, warnings=False)  # the summary said them
 
 
 def print_summary(data: dict) -> None:
@@ -152,12 +152,12 @@ def print_summary(data: dict) -> None:
                   soft_wrap=True)
 
 
-def print_retrieval(data: dict) -> None:
+def print_retrieval(data: dict, *, warnings: bool = True) -> None:
     """A retrieval as `Retrieval.to_dict()` (or the service) gives it."""
     from rich.markup import escape
     from rich.panel import Panel
 
-    for warning in data.get("warnings", []):
+    for warning in data.get("warnings", []) if warnings else []:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
     nodes = Table(title=f"nodes ({len(data['nodes'])})", title_justify="left")
     nodes.add_column("id", justify="right")

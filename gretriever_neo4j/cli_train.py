@@ -98,8 +98,6 @@ class _TrainProgress:
     """`gqa train`'s progress: a bar with its rate, elapsed time and ETA for each counted stage (weak labels,
     subgraphs retrieved for the reader, epochs of each model), a line for everything else."""
 
-    COUNTED = {"labels": "weak labels", "retrieve": "retrieved {split} subgraphs", "epoch": "{part} epochs"}
-
     def __init__(self):
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)

@@ -2,7 +2,7 @@
 
 A knowledge graph (one per user load, or a dataset's KB) is a row of its own, with its questions per split and the
 models `gqa train` trained for it (and when); a dataset of many small per-sample graphs (ExplaGraphs, scenes, CSV
-graphs) is one row that counts them. Pure over the store's per-graph statistics (`GraphStore.graph_stats`).
+graphs) is one row that counts them. Pure over the store's per-graph statistics (`GraphStore.statistics()["graphs"]`).
 """
 
 from __future__ import annotations

@@ -370,10 +370,6 @@ class GraphStore:
         """Per dataset: graphs, nodes, edges, embedded texts and questions per split."""
         return self.statistics()["datasets"]
 
-    def graph_stats(self) -> dict[str, dict[str, Any]]:
-        """Per stored graph: dataset, kind, nodes, edges, embedded texts, questions per split."""
-        return self.statistics()["graphs"]
-
     def statistics(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{"graphs": per graph, "datasets": per dataset}, from one scan of nodes, edges and questions."""
         graphs: dict[str, dict[str, Any]] = {}
