@@ -55,11 +55,11 @@ def sample(store, per_hop: int, seed: int, graph: str = "metaqa") -> list[dict]:
 
 
 def run_setup(store, embedder, name: str, questions: list[dict]) -> dict:
-    from gretriever_neo4j.answer import Answering
-    from gretriever_neo4j.batch import answer_in_subgraph
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.qa.batch import answer_in_subgraph
     from gretriever_neo4j.errors import GqaError
-    from gretriever_neo4j.qa import QA
-    from gretriever_neo4j.train import metrics
+    from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j import metrics
 
     kind, options = SETUPS[name]
     qa = QA(store, embedder, answering=Answering(embedder, **options))
@@ -111,9 +111,9 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
 
     console = Console(width=200)
     embedder = Embedder()

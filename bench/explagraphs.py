@@ -32,10 +32,10 @@ PAPER_LLAMA2_7B = {"inference-only": 0.5650, "prompt-tuning": 0.5763, "g-retriev
 
 
 def _samples(split: str, limit: int | None):
-    from gretriever_neo4j.embed import Embedder
-    from gretriever_neo4j.retriever import Retriever
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.retrievers.neo4j import Retriever
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
     from gretriever_neo4j.train.data import build_samples, static_settings
 
     embedder = Embedder()
@@ -50,7 +50,7 @@ def run_variant(args) -> dict:
 
     from gretriever_neo4j.model.config import ModelConfig
     from gretriever_neo4j.model.gretriever import build_model
-    from gretriever_neo4j.train import metrics
+    from gretriever_neo4j import metrics
     from gretriever_neo4j.train.data import LABEL_SETS
     from gretriever_neo4j.train.trainer import TrainConfig, predict, train
 

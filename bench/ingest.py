@@ -34,7 +34,7 @@ def _free_port() -> int:
 
 
 def phase_embed(source: str) -> dict:
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.loaders import get_loader
     from gretriever_neo4j.records import GraphRecord
 
@@ -50,10 +50,10 @@ def phase_embed(source: str) -> dict:
 
 
 def phase_ingest(source: str) -> dict:
-    from gretriever_neo4j.embed import Embedder
-    from gretriever_neo4j.ingest import ingest_dataset
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.store.ingest import ingest_dataset
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
 
     embedder = Embedder()  # model loading is not part of either measurement
     with connected(Neo4jSettings.from_env()) as store:
@@ -89,7 +89,7 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j import neo4j_server
+    from gretriever_neo4j.server import bundled as neo4j_server
 
     console = Console()
     with tempfile.TemporaryDirectory(prefix="gqa-bench-") as tmp:

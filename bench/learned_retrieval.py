@@ -3,7 +3,7 @@
 The knowledge graph is built in memory from `kb.txt` with the MetaQA loader (no Neo4j needed); the split is the
 loader's (dev files split 80/20 into train/val with seed 42). The learned retriever is trained here on a fixed
 sample of the train split, checkpointed, reloaded from the checkpoint, and evaluated on a fixed sample of the val
-split; the static retrieval is `retrieval.reference.retrieve` with `default_params("metaqa")` over the whole KG.
+split; the static retrieval is `retrieval.in_memory.retrieve` with `default_params("metaqa")` over the whole KG.
 Both get the same question vectors (brackets stripped). Reported per hop: topic-entity recall (the topic among
 the seeds), answer-in-subgraph at budgets 10/25/50/100/200 edges (learned) and at PCST's own size (static),
 answer coverage, median subgraph nodes/edges/tokens, retrieval latency p50/p95 given the question vector
@@ -36,7 +36,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from gretriever_neo4j.embed import Embedder
+from gretriever_neo4j.embedding.embedder import Embedder
 from gretriever_neo4j.loaders import metaqa
 from gretriever_neo4j.records import QuestionRecord
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
@@ -44,8 +44,8 @@ from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfi
                                                 answer_hit, percentile, save_checkpoint, subgraph_size,
                                                 train_retriever, training_texts)
 from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
-from gretriever_neo4j.retrieval.reference import default_params
-from gretriever_neo4j.retrieval.reference import retrieve as static_retrieve
+from gretriever_neo4j.retrieval.in_memory import default_params
+from gretriever_neo4j.retrieval.in_memory import retrieve as static_retrieve
 from gretriever_neo4j.settings import gqa_home
 
 REPO = Path(__file__).resolve().parents[1]
@@ -167,11 +167,11 @@ def neo4j_linking(kg: KnowledgeGraph, questions, vectors, prior: MentionPrior, c
     (nodes only, with the cached vectors) under a fresh graph name, which is deleted afterwards."""
     import uuid
 
-    from gretriever_neo4j.ingest import ingest
+    from gretriever_neo4j.store.ingest import ingest
     from gretriever_neo4j.records import GraphRecord, Node
     from gretriever_neo4j.retrieval.linking import link_seeds
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import GraphStore, open_driver
+    from gretriever_neo4j.store.graph_store import GraphStore, open_driver
 
     prefix = f"benchlr{uuid.uuid4().hex[:8]}"
     graph = f"{prefix}_metaqa"

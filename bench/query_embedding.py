@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "query_embedding.json")
     args = parser.parse_args()
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
 
     questions = []
     for hop in (1, 2, 3):

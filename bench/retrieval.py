@@ -25,11 +25,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from gretriever_neo4j.embed import Embedder
-from gretriever_neo4j.retrieval.reference import retrieve as reference_retrieve
-from gretriever_neo4j.retriever import Retriever, params_for
+from gretriever_neo4j.embedding.embedder import Embedder
+from gretriever_neo4j.retrieval.in_memory import retrieve as reference_retrieve
+from gretriever_neo4j.retrievers.neo4j import Retriever, params_for
 from gretriever_neo4j.settings import Neo4jSettings
-from gretriever_neo4j.store import connected
+from gretriever_neo4j.store.graph_store import connected
 
 STAGES = ("embed", "vector_search", "neighbourhood", "pcst", "textualize", "total")
 BRACKETS = re.compile(r"\[([^\]]*)\]")

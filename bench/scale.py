@@ -74,7 +74,7 @@ def _record(chunk, graph, dataset, Edge, GraphRecord, Node):
 def store_size_mib() -> float | None:
     """The bundled server's database folder (store files and indexes, not transaction logs); None when gqa does
     not manage the server (Docker, a cluster)."""
-    from gretriever_neo4j.neo4j_server import ServerLayout
+    from gretriever_neo4j.server.bundled import ServerLayout
 
     folder = ServerLayout.default().data_dir / "databases" / "neo4j"
     if not folder.is_dir():
@@ -127,14 +127,14 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j.embed import Embedder
-    from gretriever_neo4j.graph_cache import CachedStaticRetriever, GraphCache
-    from gretriever_neo4j.ingest import ingest
-    from gretriever_neo4j.learned_retrieval import LearnedRetrievalAdapter
-    from gretriever_neo4j.registry import legacy_retriever, load_trained
-    from gretriever_neo4j.retriever import Retriever
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
+    from gretriever_neo4j.store.ingest import ingest
+    from gretriever_neo4j.retrievers.learned import LearnedRetrievalAdapter
+    from gretriever_neo4j.artifacts.registry import legacy_retriever, load_trained
+    from gretriever_neo4j.retrievers.neo4j import Retriever
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
 
     console = Console(width=200)
     embedder = Embedder()

@@ -42,7 +42,7 @@ def rss_mib(pid: int) -> float:
 
 def questions(count: int, seed: int) -> list[dict]:
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
 
     rng = random.Random(seed)
     with connected(Neo4jSettings.from_env()) as store:

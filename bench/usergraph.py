@@ -100,10 +100,10 @@ def run_metaqa(args, store, embedder, work: Path) -> dict:
 
 
 def answer_rows(store, embedder, graph: str, questions: list[dict], llm_when: str) -> list[dict]:
-    from gretriever_neo4j.answer import Answering
-    from gretriever_neo4j.batch import answer_in_subgraph
-    from gretriever_neo4j.qa import QA
-    from gretriever_neo4j.train import metrics
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.qa.batch import answer_in_subgraph
+    from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j import metrics
 
     qa = QA(store, embedder, answering=Answering(embedder, llm_when=llm_when))
     rows = []
@@ -117,7 +117,7 @@ def answer_rows(store, embedder, graph: str, questions: list[dict], llm_when: st
 
 
 def link_rows(store, embedder, graph: str, questions: list[dict]) -> list[bool]:
-    from gretriever_neo4j.questions_ingest import _link
+    from gretriever_neo4j.store.questions_ingest import _link
     from gretriever_neo4j.records import QuestionRecord
 
     records = [QuestionRecord(qid=q["qid"], dataset=graph, text=q["text"], answers=q["answers"], split="val",
@@ -153,8 +153,8 @@ def webqsp_files(work: Path) -> tuple[Path, Path]:
 
 
 def run_webqsp(args, store, embedder, work: Path) -> dict:
-    from gretriever_neo4j.batch import answer_in_subgraph
-    from gretriever_neo4j.qa import QA
+    from gretriever_neo4j.qa.batch import answer_in_subgraph
+    from gretriever_neo4j.qa.qa import QA
 
     graph = args.webqsp_graph
     kb, questions_file = webqsp_files(work)
@@ -196,9 +196,9 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.settings import Neo4jSettings, gqa_home
-    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.store.graph_store import connected
 
     console = Console(width=160)
     work = gqa_home() / "cache" / "bench_usergraph"

@@ -1,3 +1,3 @@
-from .cli import main
+from gretriever_neo4j.cli import main
 
 main()

@@ -48,7 +48,7 @@ def apply() -> None:
 
 
 def log_file() -> Path:
-    from .settings import gqa_home
+    from gretriever_neo4j.settings import gqa_home
 
     return gqa_home() / "logs" / "gqa.log"
 

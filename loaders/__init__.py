@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from gretriever_neo4j.errors import ConfigError
 
-from . import explagraphs, metaqa, scenegraphs, usergraph, webqsp
-from ._common import Loader, OnBadRow
+from gretriever_neo4j.loaders import explagraphs, metaqa, scenegraphs, usergraph, webqsp
+from gretriever_neo4j.loaders._common import Loader, OnBadRow
 
 LOADERS: dict[str, Loader] = {
     "webqsp": webqsp,

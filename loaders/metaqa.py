@@ -42,7 +42,7 @@ from pathlib import Path
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.records import QuestionRecord, Record
 
-from ._common import (DEFAULT_KG_BATCH, OnBadRow, batched_kg_records, check_limit, numbered_lines, reject,
+from gretriever_neo4j.loaders._common import (DEFAULT_KG_BATCH, OnBadRow, batched_kg_records, check_limit, numbered_lines, reject,
                       reject_unknown_options, require_dir, require_file, require_source, shuffle_split)
 
 DATASET = "metaqa"

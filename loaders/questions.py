@@ -9,7 +9,7 @@ Source format (by extension: .tsv/.txt TSV, .csv CSV, .jsonl/.json JSON lines)
     Answers and topic entities are `|`-separated in TSV and CSV; in JSONL a list of strings or one
     `|`-separated string. `answer` and `q_entity` (the RoG schema) are accepted as aliases. Blank lines are
     skipped. Topic entities are node keys of the graph; where a row gives none they are left empty here and
-    linked against the stored graph by `gretriever_neo4j.questions_ingest`.
+    linked against the stored graph by `gretriever_neo4j.store.questions_ingest`.
 
 Records
     QuestionRecord(qid=`id` when given, else "<file name>:<line>", dataset=graph_id=the graph's name,
@@ -36,7 +36,7 @@ from pathlib import Path
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.records import QuestionRecord
 
-from ._common import (DEFAULT_SPLIT_SEED, OnBadRow, check_limit, csv_rows, numbered_lines, normalise_split,
+from gretriever_neo4j.loaders._common import (DEFAULT_SPLIT_SEED, OnBadRow, check_limit, csv_rows, numbered_lines, normalise_split,
                       parse_split_option, reject, reject_unknown_options, require_file, seeded_split)
 
 DATASET = "questions"

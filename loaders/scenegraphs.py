@@ -56,7 +56,7 @@ import numpy as np
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
 
-from ._common import (GraphBuilder, OnBadRow, check_limit, csv_rows, header_positions, normalise_split,
+from gretriever_neo4j.loaders._common import (GraphBuilder, OnBadRow, check_limit, csv_rows, header_positions, normalise_split,
                       paper_split, reject, reject_unknown_options, require_dir, require_file, require_source)
 
 DATASET = "scenegraphs"

@@ -30,7 +30,7 @@ def shared_data() -> Path:
 def neo4j_settings():
     from gretriever_neo4j.errors import DatabaseError
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import open_driver
+    from gretriever_neo4j.store.graph_store import open_driver
 
     settings = Neo4jSettings.from_env()
     try:
@@ -44,7 +44,7 @@ def neo4j_settings():
 
 @pytest.fixture(scope="session")
 def neo4j_driver(neo4j_settings):
-    from gretriever_neo4j.store import open_driver
+    from gretriever_neo4j.store.graph_store import open_driver
 
     driver = open_driver(neo4j_settings)
     yield driver
@@ -53,7 +53,7 @@ def neo4j_driver(neo4j_settings):
 
 @pytest.fixture(scope="session")
 def embedder():
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
 
     return Embedder()
 
@@ -61,7 +61,7 @@ def embedder():
 @pytest.fixture()
 def store(neo4j_driver, neo4j_settings, embedder):
     """A store whose schema matches the default embedder; removes what the test wrote under `store.test_prefix`."""
-    from gretriever_neo4j.store import GraphStore
+    from gretriever_neo4j.store.graph_store import GraphStore
 
     graph_store = GraphStore(neo4j_driver, neo4j_settings.database)
     graph_store.ensure_schema(embedder.name, embedder.dim)

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gretriever_neo4j.ingest import ingest_dataset
-from gretriever_neo4j.questions_ingest import ingest_questions
+from gretriever_neo4j.store.ingest import ingest_dataset
+from gretriever_neo4j.store.questions_ingest import ingest_questions
 
 pytestmark = pytest.mark.neo4j
 
@@ -47,7 +47,7 @@ def test_drop_removes_everything_of_the_graph_and_nothing_else(store, embedder, 
     questions.write_text("".join(f"what follows e{i}\te{i + 1}\te{i}\n" for i in range(10)))
     ingest_questions(store, embedder, keep, questions)
     ingest_questions(store, embedder, gone, questions)
-    from gretriever_neo4j.retriever import Retriever
+    from gretriever_neo4j.retrievers.neo4j import Retriever
 
     Retriever(store, embedder).retrieve("what follows e3", graph=gone)  # a recorded retrieval
     before_keep = _counts(store, keep)

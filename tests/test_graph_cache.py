@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from gretriever_neo4j.graph_cache import CachedStaticRetriever, GraphCache
-from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
+from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
-from gretriever_neo4j.retriever import Retriever
+from gretriever_neo4j.retrievers.neo4j import Retriever
 from test_retriever import QUESTIONS, _random_kg
 
 pytestmark = pytest.mark.neo4j

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.ingest import ingest_dataset
-from gretriever_neo4j.records import Edge, GraphRecord, Node
+from gretriever_neo4j.store.ingest import ingest_dataset
+from gretriever_neo4j.records import GraphRecord
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[1]
@@ -147,7 +147,7 @@ def test_other_embedder_dimension_is_refused(store):
 
 
 def test_batch_with_missing_endpoint_rolls_back(store):
-    from gretriever_neo4j.store import WriteBatch
+    from gretriever_neo4j.store.graph_store import WriteBatch
 
     name = f"{store.test_prefix}-rollback"
     batch = WriteBatch(graphs=[{"id": name, "dataset": name, "kind": "kg"}],

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
-from gretriever_neo4j.neo4j_server import (
+from gretriever_neo4j.server.bundled import (
     LockedJar,
     ServerConfig,
     ServerLayout,

@@ -10,7 +10,7 @@ QUESTIONS = ["what else did ben franklin invent?", "which person directed the fi
 def test_onnx_and_pytorch_embeddings_agree(tmp_path, monkeypatch):
     pytest.importorskip("onnxruntime")
     monkeypatch.setenv("GQA_HOME", str(tmp_path))
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
 
     embedder = Embedder()
     reference = embedder._model.encode(QUESTIONS, convert_to_numpy=True, normalize_embeddings=True,
@@ -25,7 +25,7 @@ def test_onnx_and_pytorch_embeddings_agree(tmp_path, monkeypatch):
 def test_it_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("GQA_HOME", str(tmp_path))
     monkeypatch.setenv("GQA_ONNX", "0")
-    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.embedding.embedder import Embedder
 
     embedder = Embedder()
     assert embedder._query_encoder() is None

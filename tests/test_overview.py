@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from gretriever_neo4j.overview import graph_rows
+from gretriever_neo4j.qa.overview import graph_rows
 
 STATS = {
     "kin": {"dataset": "triples", "kind": "kg", "nodes": 10, "edges": 12, "embedded_nodes": 10,

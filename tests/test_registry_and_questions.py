@@ -3,8 +3,8 @@ import json
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.questions_file import read_questions_file
-from gretriever_neo4j.registry import TrainedModels, check_embedder, load_trained, models_dir
+from gretriever_neo4j.qa.questions_file import read_questions_file
+from gretriever_neo4j.artifacts.registry import TrainedModels, check_embedder, load_trained, models_dir
 
 
 def test_manifest_round_trip_and_missing_parts(tmp_path, monkeypatch):

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.pcst import PcstParams
-from gretriever_neo4j.retrieval.reference import RetrievalParams, retrieve
-from gretriever_neo4j.retriever import Retriever
+from gretriever_neo4j.retrieval.in_memory import RetrievalParams, retrieve
+from gretriever_neo4j.retrievers.neo4j import Retriever
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[1]

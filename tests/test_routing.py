@@ -10,10 +10,10 @@ import uuid
 
 import pytest
 
-from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
-from gretriever_neo4j.retriever import Retriever
-from gretriever_neo4j.store import GraphStore, open_driver
+from gretriever_neo4j.retrievers.neo4j import Retriever
+from gretriever_neo4j.store.graph_store import GraphStore, open_driver
 
 pytestmark = pytest.mark.neo4j
 

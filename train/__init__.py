@@ -1,6 +1,7 @@
 """Training, checkpoints and evaluation metrics for the G-Retriever models (no database access here).
 
-Names are imported on first use, so `gretriever_neo4j.train.metrics` stays cheap to import.
+Names are imported on first use (torch is heavy). Metrics live in `gretriever_neo4j.metrics`: the library
+scores answers without importing training code.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ _EXPORTS = {
     "evaluate_loss": "trainer", "predict": "trainer", "lr_at": "trainer",
     "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint",
     "restore_weights": "checkpoint", "CheckpointInfo": "checkpoint",
-    "hit_at_1": "metrics", "strict_hit_at_1": "metrics", "f1_precision_recall": "metrics",
-    "stance_accuracy": "metrics", "contains_label": "metrics", "score_open_questions": "metrics",
-    "score_explagraphs": "metrics", "score_scenegraphs": "metrics", "QAScores": "metrics",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ConfigError
-from ..registry import TrainedModels, load_trained, models_dir
+from ..artifacts.registry import TrainedModels, load_trained, models_dir
 
 Progress = Callable[[str, dict], None]
 
@@ -263,8 +263,8 @@ def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
     anchors' hints, as at answer time."""
     from ..reader import reader_input
     from ..retrieval.linking import strip_topic_markers
-    from ..retrieval.reference import retrieve as static_retrieve
-    from ..retriever import params_for
+    from ..retrieval.in_memory import retrieve as static_retrieve
+    from ..retrievers.neo4j import params_for
 
     texts = [strip_topic_markers(q["text"]) for q in rows]
     vectors = _embed_fn(embedder)(texts) if texts else np.zeros((0, embedder.dim), np.float32)
@@ -307,7 +307,7 @@ def _train_reader(items_train, rows_train, items_val, rows_val, embedder, graph,
 
 def _train_generator(reader_path, items_train, rows_train, items_val, rows_val, embedder, options, folder: Path,
                      report):
-    from ..grounded import evidence, generator_label
+    from ..answering.grounded import evidence, generator_label
     from ..model.config import DEFAULT_LLM, ModelConfig
     from ..model.gretriever import build_model
     from ..reader import TrainedReader, read

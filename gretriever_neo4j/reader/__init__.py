@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .features import build_example
-from .model import answer_set, load_reader, predict_logits, sigmoid
-from ..retrieval.linking import strip_topic_markers
-from .paths import (SubgraphView, Walks, evidence_edges, find_anchors, mask_question, named_nodes, signature_text,
+from gretriever_neo4j.reader.features import build_example
+from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
+from gretriever_neo4j.retrieval.linking import strip_topic_markers
+from gretriever_neo4j.reader.paths import (SubgraphView, Walks, evidence_edges, find_anchors, mask_question, named_nodes, signature_text,
                     walks)
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
@@ -124,7 +124,7 @@ class ZeroShotReader:
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included."""
-        from ..retrieval.relation_paths import RelationTexts
+        from gretriever_neo4j.retrieval.relation_paths import RelationTexts
 
         self.embed = embed
         self.max_hops = max_hops
@@ -132,7 +132,7 @@ class ZeroShotReader:
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
-        from ..retrieval.relation_paths import PathConfig, is_opaque, signature_scores
+        from gretriever_neo4j.retrieval.relation_paths import PathConfig, is_opaque, signature_scores
 
         config = PathConfig()
         anchors = list(anchors)
@@ -193,7 +193,7 @@ class TrainedReader:
         (node_logits, sig_logits), = predict_logits(self.module, [example], view.node_vectors, view.relation_vectors)
         probabilities = sigmoid(node_logits)
         pair_scores = sig_logits[found.pair_sig] if found.num_pairs else np.zeros(0)
-        from ..retrieval.relation_paths import is_opaque
+        from gretriever_neo4j.retrieval.relation_paths import is_opaque
 
         opaque = {i for i, text in enumerate(view.node_texts) if is_opaque(text)}  # ways through, never answers
         return _finish(view, found, anchors, probabilities, np.zeros(view.num_nodes), _best_pairs(found, pair_scores),

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .paths import SubgraphView, Walks, named_nodes
+from gretriever_neo4j.reader.paths import SubgraphView, Walks, named_nodes
 
 NODE_FLAGS = ("anchor", "named", "similarity")  # per-node features besides the walk scores
 

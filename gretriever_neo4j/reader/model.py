@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, InputError
-from .features import NODE_FLAGS, ReaderExample
+from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.reader.features import NODE_FLAGS, ReaderExample
 
 CHECKPOINT_FORMAT = "gqa-reader/1"
 
@@ -320,7 +320,7 @@ class ReaderInfo:
 
 def save_reader(path: str | Path, module, config: ReaderConfig, *, embedder: str, graph: str | None,
                 dataset: str | None, threshold: float, history: dict | None = None) -> Path:
-    from ..tagged_files import write_tagged
+    from gretriever_neo4j.artifacts.tagged_files import write_tagged
 
     return write_tagged(path, {
         "format": CHECKPOINT_FORMAT, "config": config.to_dict(), "dim": int(module.question.in_features),
@@ -330,7 +330,7 @@ def save_reader(path: str | Path, module, config: ReaderConfig, *, embedder: str
 
 def load_reader(path: str | Path):
     """-> (torch module in eval mode, ReaderInfo)."""
-    from ..tagged_files import read_tagged
+    from gretriever_neo4j.artifacts.tagged_files import read_tagged
 
     data = read_tagged(path, CHECKPOINT_FORMAT, "reader")
     config = ReaderConfig.from_dict(data["config"])

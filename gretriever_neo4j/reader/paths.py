@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from ..retrieval.linking import STOP_WORDS, analyzer_tokens, mask_mentions, strip_topic_markers
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_mentions, strip_topic_markers
 
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id, FORWARD | BACKWARD)

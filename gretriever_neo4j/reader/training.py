@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InputError
-from . import ReaderInput
-from .features import ReaderExample, VectorTable, build_example
-from .model import (ReaderConfig, ReaderHistory, answer_set, calibrate, predict_logits, set_f1, sigmoid,
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.reader import ReaderInput
+from gretriever_neo4j.reader.features import ReaderExample, VectorTable, build_example
+from gretriever_neo4j.reader.model import (ReaderConfig, ReaderHistory, answer_set, calibrate, predict_logits, set_f1, sigmoid,
                     train_module)
-from .paths import walks
+from gretriever_neo4j.reader.paths import walks
 
 
 @dataclass

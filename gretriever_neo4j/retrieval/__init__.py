@@ -8,7 +8,7 @@ from gretriever_neo4j.retrieval.candidates import CandidateGraph, content_edge_i
 from gretriever_neo4j.retrieval.neighbourhood import (IncidentEdge, IncidentFn, InMemoryIncidence, expand,
                                                       incident_sort_key, order_incident)
 from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams, Selection, pcst_subgraph
-from gretriever_neo4j.retrieval.reference import (RetrievalParams, RetrievalResult, default_params, params_to_dict,
+from gretriever_neo4j.retrieval.in_memory import (RetrievalParams, RetrievalResult, default_params, params_to_dict,
                                                   retrieve, retrieve_from_candidates)
 from gretriever_neo4j.retrieval.seeds import (cosine_from_neo4j_score, cosine_to_query, edge_rank_key, rank_top,
                                               seed_nodes)

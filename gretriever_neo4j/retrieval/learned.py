@@ -47,7 +47,7 @@ from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.kg import UNREACHED, Incident, KnowledgeGraph
 from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, StoreLinking, link_seeds, mask_mentions
 from gretriever_neo4j.retrieval.pcst import Selection
-from gretriever_neo4j.retrieval.reference import RetrievalResult
+from gretriever_neo4j.retrieval.in_memory import RetrievalResult
 from gretriever_neo4j.retrieval.textualize import count_tokens, textualize
 from gretriever_neo4j.retrieval.weak_labels import WeakLabels, pattern_edges, shortest_path_edges
 
@@ -567,7 +567,7 @@ def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, 
 def save_checkpoint(path: str | Path, model, config: RetrieverConfig, embedder_name: str,
                     prior: MentionPrior | None = None) -> Path:
     """One file: the config (as a dict), the state dict, the embedder's name, the input width, the mention prior."""
-    from gretriever_neo4j.tagged_files import write_tagged
+    from gretriever_neo4j.artifacts.tagged_files import write_tagged
 
     return write_tagged(path, {
         "format": CHECKPOINT_FORMAT, "config": dataclasses.asdict(config), "embedder": embedder_name,
@@ -578,7 +578,7 @@ def save_checkpoint(path: str | Path, model, config: RetrieverConfig, embedder_n
 
 def load_checkpoint(path: str | Path):
     """-> (torch module in eval mode, RetrieverConfig, embedder name, MentionPrior or None)."""
-    from gretriever_neo4j.tagged_files import read_tagged
+    from gretriever_neo4j.artifacts.tagged_files import read_tagged
 
     data = read_tagged(path, CHECKPOINT_FORMAT, "retriever")
     config = RetrieverConfig.from_dict(data["config"])

@@ -414,7 +414,7 @@ class PathRetriever:
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
         from gretriever_neo4j.reader.paths import mask_question
         from gretriever_neo4j.retrieval.pcst import Selection
-        from gretriever_neo4j.retrieval.reference import RetrievalResult
+        from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.textualize import textualize
 
         timings: dict[str, float] = {}

@@ -9,17 +9,17 @@ from __future__ import annotations
 import logging
 import threading
 
-from .runtime import Runtime, ServiceConfig, is_loopback
+from gretriever_neo4j.service.runtime import Runtime, ServiceConfig, is_loopback
 
 log = logging.getLogger(__name__)
 
 
 def build_runtime(config: ServiceConfig, settings) -> Runtime:
-    from ..answer import Answering
-    from ..embed import Embedder
-    from ..graph_cache import GraphCache
-    from ..qa import QA
-    from ..store import GraphStore, open_driver
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.retrievers.cached import GraphCache
+    from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j.store.graph_store import GraphStore, open_driver
 
     driver = open_driver(settings, retry_s=config.neo4j_retry_s)
     store = GraphStore(driver, settings.database)
@@ -58,7 +58,7 @@ def _warm_graphs(runtime: Runtime) -> None:
 
 
 def check_bind(config: ServiceConfig) -> None:
-    from ..errors import ConfigError
+    from gretriever_neo4j.errors import ConfigError
 
     if not is_loopback(config.host) and not config.token:
         raise ConfigError(f"serving on {config.host} (not a loopback address) needs a token: --token or "
@@ -68,9 +68,9 @@ def check_bind(config: ServiceConfig) -> None:
 def serve(config: ServiceConfig, settings) -> None:
     import uvicorn
 
-    from .app import create_app
+    from gretriever_neo4j.service.app import create_app
 
-    from .. import quiet
+    from gretriever_neo4j import quiet
 
     check_bind(config)
     quiet.configure_logging()

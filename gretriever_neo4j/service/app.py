@@ -33,8 +33,8 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import DatabaseError, GqaError, NotFoundError, driver_unavailable, internal_failure
-from .runtime import Runtime, StreamState, TokenStream
+from gretriever_neo4j.errors import DatabaseError, GqaError, NotFoundError, driver_unavailable, internal_failure
+from gretriever_neo4j.service.runtime import Runtime, StreamState, TokenStream
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,7 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.get("/api/retrievals/{retrieval_id}")
     async def retrieval(retrieval_id: str) -> dict:
-        from ..retriever import browser_link, browser_statement
+        from gretriever_neo4j.retrievers.neo4j import browser_link, browser_statement
 
         statement = browser_statement(retrieval_id)
         record = await run_in_threadpool(runtime.store.retrieval, retrieval_id)

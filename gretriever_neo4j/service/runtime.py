@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import BusyError, DatabaseError, InputError
+from gretriever_neo4j.errors import BusyError, DatabaseError, InputError
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class Runtime:
             if (self._stats is not None and self._stats[0] == fingerprint
                     and time.monotonic() - self._stats[1] < max_age_s):
                 return self._stats[2]
-            from ..overview import graph_rows
+            from gretriever_neo4j.qa.overview import graph_rows
 
             scanned = self.store.statistics()
             stats = {"datasets": scanned["datasets"], "graphs": graph_rows(scanned["graphs"])}

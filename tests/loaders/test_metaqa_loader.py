@@ -106,7 +106,7 @@ def test_bad_question_line_raises_with_file_and_line(tmp_path, bad_line, reason)
     folder = _write_metaqa(tmp_path / "m", "X|directed_by|Y\n", {"qa_dev_1hop.txt": f"who is [X]\tY\n{bad_line}\n"})
     with pytest.raises(InputError) as caught:
         list(metaqa.read(folder, hops=(1,)))
-    assert f"qa_dev_1hop.txt:2" in str(caught.value)
+    assert "qa_dev_1hop.txt:2" in str(caught.value)
     assert reason in str(caught.value)
 
 

@@ -11,7 +11,7 @@ from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams
-from gretriever_neo4j.retrieval.reference import (STAGES, RetrievalParams, default_params, find_seeds,
+from gretriever_neo4j.retrieval.in_memory import (STAGES, RetrievalParams, default_params, find_seeds,
                                                   params_to_dict, retrieve, retrieve_from_candidates)
 from gretriever_neo4j.retrieval.seeds import cosine_to_query
 

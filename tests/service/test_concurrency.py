@@ -11,9 +11,9 @@ import httpx
 import pytest
 from service_helpers import Server
 
-from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
-from gretriever_neo4j.store import GraphStore
+from gretriever_neo4j.store.graph_store import GraphStore
 
 pytestmark = pytest.mark.neo4j
 

@@ -22,7 +22,7 @@ ASK = {"question": FRANKLIN, "graph": "webqsp", "llm_when": "never"}
 def private_neo4j(server_env, tmp_path):
     """A Neo4j of this test's own (the bundled server's jars, a data folder in tmp_path, free ports) holding the
     WebQSP sample: the test stops and starts it without disturbing the server every other test uses."""
-    from gretriever_neo4j import neo4j_server
+    from gretriever_neo4j.server import bundled as neo4j_server
 
     layout = neo4j_server.ServerLayout.at(tmp_path / "neo4j", jar_cache=neo4j_server.default_layout().jar_cache)
     bolt, http = free_port(), free_port()

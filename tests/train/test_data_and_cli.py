@@ -10,9 +10,9 @@ import sys
 import pytest
 import torch
 
-from gretriever_neo4j.ingest import ingest
+from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
-from gretriever_neo4j.retriever import Retriever
+from gretriever_neo4j.retrievers.neo4j import Retriever
 from gretriever_neo4j.train.data import SampleCache, build_samples, prompt_for, retrieval_text
 
 pytestmark = pytest.mark.neo4j

@@ -1,0 +1,323 @@
+"""Answering a retrieved subgraph: one entry point (`Answering.answer`) for every kind of question.
+
+- Knowledge-graph questions (and questions over user graphs) get **grounded** answers: nodes of the subgraph,
+  chosen by the reader and said by a trie-constrained LLM (`grounded`). The reader and generator trained for the
+  graph by `gqa train` are used when they exist (`registry`); otherwise the zero-shot reader and the LLM alone.
+- Classification datasets (ExplaGraphs) get one of their labels, by label-constrained decoding.
+- `mode="free-text"` is the paper's set-up: the generator writes whatever it writes, and an inference-only LLM
+  is asked to cite its evidence by node ids; citations are then judged by the rules of `model.citations`.
+
+`Answering` keeps what it loaded (embedder, readers, generators) so that `gqa ask --questions`, `gqa chat` and
+the service load each model once.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, answer_text, check_citations
+from gretriever_neo4j.retrievers.neo4j import Retrieval
+
+MODES = ("auto", "grounded", "free-text")
+
+
+@dataclass
+class AnswerNode:
+    id: int  # node id in the retrieved subgraph's textualization
+    key: str
+    text: str
+    probability: float | None  # the reader's
+    walk: str  # how it relates to what the question names, e.g. "starred_actors> <directed_by"
+    # why it is an answer: chains from the named entities, {"text", "nodes", "edges"} (`reader.evidence`)
+    evidence_paths: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Answer:
+    text: str  # the answer: node names '|'-separated (grounded), a label, or free text
+    raw: str  # what the LLM generated ("" when no LLM spoke)
+    citations: CitationCheck | None
+    model: str  # the models that answered, in words
+    seconds: float
+    mode: str = "free-text"  # grounded | label | free-text
+    nodes: list[AnswerNode] = field(default_factory=list)
+    models: dict[str, str] = field(default_factory=dict)  # part -> what it was (reader, generator)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    anchors: list[int] = field(default_factory=list)  # grounded: the nodes the question names (subgraph ids)
+
+    def citations_summary(self) -> str:
+        check = self.citations
+        if check is None:
+            return ""
+        nodes = ", ".join(check.cited_nodes) or "none"
+        edges = ", ".join(f"{a}-{b}" for a, b in check.cited_edges) or "none"
+        verdict = "all valid" if check.all_valid else (
+            f"invalid: {', '.join(list(check.invalid_nodes) + [f'{a}-{b}' for a, b in check.invalid_edges])}")
+        return (f"cites nodes {nodes}; edges {edges} ({check.mode}) — {verdict}; "
+                f"nodes valid {check.nodes_valid_fraction:.0%}, edges valid {check.edges_valid_fraction:.0%}")
+
+    def to_dict(self) -> dict:
+        check = self.citations
+        return {
+            "text": self.text, "raw": self.raw, "mode": self.mode, "model": self.model, "models": dict(self.models),
+            "seconds": self.seconds, "timings_ms": dict(self.timings_ms),
+            "nodes": [node.__dict__ for node in self.nodes], "anchors": list(self.anchors),
+            "citations": None if check is None else {
+                "mode": check.mode, "nodes": list(check.cited_nodes), "edges": [list(e) for e in check.cited_edges],
+                "invalid_nodes": list(check.invalid_nodes), "invalid_edges": [list(e) for e in check.invalid_edges],
+                "nodes_valid": check.nodes_valid_fraction, "edges_valid": check.edges_valid_fraction,
+                "all_valid": check.all_valid},
+        }
+
+
+class Answering:
+    """Answers retrievals; loads each model once.
+
+    `checkpoint`: a `gqa train --config …` checkpoint used as the generator; `llm`: the LLM of the inference-only
+    generator (default SmolLM2); `use_llm=False`: grounded answers from the reader alone; `reader`: a reader
+    checkpoint overriding the graph's trained one, or "zero-shot"."""
+
+    def __init__(self, embedder, *, mode: str = "auto", checkpoint: str | Path | None = None, llm: str | None = None,
+                 device: str = "auto", use_llm: bool = True, reader: str | Path | None = None,
+                 llm_when: str = "auto"):
+        if mode not in MODES:
+            raise ConfigError(f"answer mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.embedder = embedder
+        self.mode = mode
+        self.checkpoint = str(checkpoint) if checkpoint else None
+        self.llm = llm
+        self.device = device
+        self.use_llm = use_llm
+        self.llm_when = llm_when if use_llm else "never"
+        self.reader_path = str(reader) if reader else None
+        self._generators: dict[tuple, Any] = {}
+        self._readers: dict[str, Any] = {}
+        # One LLM generation at a time: a CPU-bound LLM gains nothing from company, while readers (milliseconds)
+        # need not wait behind it.
+        self.llm_lock = threading.Lock()
+        # Models are loaded on first use by whichever request needs them: one loads, the others wait for it.
+        self._load_lock = threading.RLock()
+
+    def variant(self, *, mode: str | None = None, llm_when: str | None = None) -> "Answering":
+        """The same answering with another mode or LLM policy, sharing the models already loaded."""
+        mode = mode or self.mode
+        llm_when = llm_when or self.llm_when
+        if (mode, llm_when) == (self.mode, self.llm_when):
+            return self
+        key = (mode, llm_when)
+        with self._load_lock:
+            return self._variant(key)
+
+    def _variant(self, key: tuple[str, str]) -> "Answering":
+        mode, llm_when = key
+        variants = self.__dict__.setdefault("_variants", {})
+        if key not in variants:
+            other = Answering(self.embedder, mode=mode, checkpoint=self.checkpoint, llm=self.llm, device=self.device,
+                              llm_when=llm_when)
+            other.reader_path = self.reader_path
+            other._generators, other._readers = self._generators, self._readers
+            other.llm_lock, other._load_lock = self.llm_lock, self._load_lock
+            variants[key] = other
+        return variants[key]
+
+    # -- models -----------------------------------------------------------------------------------------
+    def generator(self, trained: str | None = None):
+        """The explicit checkpoint, else the graph's trained generator, else the LLM alone (inference-only)."""
+        with self._load_lock:
+            return self._generator(self.checkpoint or trained)
+
+    def _generator(self, checkpoint: str | None):
+        key = (checkpoint, self.llm, self.device)
+        if key not in self._generators:
+            if checkpoint:
+                from gretriever_neo4j.train.checkpoint import load_checkpoint
+
+                self._generators[key] = load_checkpoint(Path(checkpoint), llm=self.llm, device=self.device,
+                                                        embedder_dim=self.embedder.dim)
+            else:
+                from gretriever_neo4j.model.config import DEFAULT_LLM, ModelConfig
+                from gretriever_neo4j.model.gretriever import build_model
+
+                self._generators[key] = build_model(ModelConfig(variant="inference-only", llm=self.llm or DEFAULT_LLM,
+                                                                gnn_in_dim=self.embedder.dim), device=self.device)
+        return self._generators[key]
+
+    def reader(self, graph: str):
+        with self._load_lock:
+            return self._reader(graph)
+
+    def _reader(self, graph: str):
+        from gretriever_neo4j.reader import TrainedReader, ZeroShotReader
+        from gretriever_neo4j.artifacts.registry import check_embedder, load_trained
+
+        if graph not in self._readers:
+            path = self.reader_path
+            if path == "zero-shot":
+                self._readers[graph] = ZeroShotReader(self.embedder.embed)
+                return self._readers[graph]
+            if path is None:
+                trained = load_trained(graph)
+                if trained is not None and trained.reader:
+                    check_embedder(trained, self.embedder.name)
+                    path = str(trained.path("reader"))
+            if path is None:
+                self._readers[graph] = ZeroShotReader(self.embedder.embed)
+            else:
+                reader = TrainedReader(path)
+                if reader.info.embedder != self.embedder.name:
+                    raise ConfigError(f"reader {path} was trained on '{reader.info.embedder}' vectors, not "
+                                      f"'{self.embedder.name}'")
+                if reader.info.graph not in (None, graph):
+                    raise ConfigError(f"reader {path} was trained for graph {reader.info.graph!r}, not {graph!r}")
+                self._readers[graph] = reader
+        return self._readers[graph]
+
+    def _paper_checkpoint(self) -> bool:
+        """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""
+        if not self.checkpoint:
+            return False
+        from gretriever_neo4j.train.checkpoint import read_checkpoint
+
+        return read_checkpoint(Path(self.checkpoint)).config.answer_format == "paper"
+
+    # -- answering ------------------------------------------------------------------------------------
+    def answer(self, retrieval: Retrieval, *, history: list[tuple[str, str]] | None = None, streamer=None,
+               cancel=None) -> Answer:
+        """`streamer` (a `transformers` streamer) receives the LLM's tokens as they come, when an LLM speaks;
+        setting `cancel` (a `threading.Event`) stops its generation early (a client went away)."""
+        from gretriever_neo4j.train.data import LABEL_SETS
+
+        stream = {"streamer": streamer, "cancel": cancel}
+        if self.mode == "free-text" or retrieval.dataset == "scenegraphs":
+            return self._free_text(retrieval, history, **stream)
+        if retrieval.dataset in LABEL_SETS:
+            return self._label(retrieval, LABEL_SETS[retrieval.dataset], history, **stream)
+        if self._paper_checkpoint():
+            return self._free_text(retrieval, history, **stream)
+        return self._grounded(retrieval, history, **stream)
+
+    def _grounded(self, retrieval: Retrieval, history, streamer=None, cancel=None) -> Answer:
+        from gretriever_neo4j.answering.grounded import GroundedAnswerer
+        from gretriever_neo4j.artifacts.registry import load_trained
+
+        started = time.perf_counter()
+        trained = load_trained(retrieval.graph)
+        trained_generator = str(trained.path("generator")) if trained and trained.generator else None
+        reader = self.reader(retrieval.graph)
+        llm_when = self.llm_when
+        if llm_when == "auto" and not trained_generator and not getattr(reader, "zero_shot", False):
+            # A trained, calibrated reader alone beats it and the untrained LLM on the questions it is unsure of
+            # (bench/results/answers.json: MetaQA strict Hit@1 0.99/1.00/0.99 alone vs 0.97/0.99/0.98, F1 lower
+            # by 2-5 points with the LLM); the LLM speaks by default where it was trained, or with no trained reader.
+            llm_when = "never"
+        answerer = GroundedAnswerer(reader, self.embedder.embed, lambda: self.generator(trained_generator),
+                                    llm_when=llm_when, llm_lock=self.llm_lock)
+        question = _with_history(retrieval.question, history)
+        hints = retrieval.result.seed_keys if retrieval.retriever == "learned" else ()
+        result = answerer.answer(question, retrieval.result, hints=hints, qid=retrieval.id, streamer=streamer,
+                                 cancel=cancel)
+        view, reading = result.reading.view, result.reading
+        text = result.text()
+        checked = check_citations(retrieval.text, f"{text}\n{result.citation_line()}")
+        models = {"reader": reader.name}
+        if answerer.generator is not None:
+            config = answerer.generator.config
+            models["generator"] = f"{config.variant} / {config.llm} (constrained)"
+        elif llm_when != self.llm_when:
+            models["generator"] = "not asked: a trained reader answers alone (--llm-when always asks the LLM)"
+        elif self.llm_when != "never":
+            models["generator"] = "not asked: the reader was sure (--llm-when always asks it)"
+        return Answer(text=text, raw=result.raw, citations=checked, model="; ".join(models.values()),
+                      seconds=time.perf_counter() - started, mode="grounded", models=models,
+                      timings_ms=result.timings_ms, anchors=list(reading.anchors),
+                      nodes=[AnswerNode(id=n, key=view.node_keys[n], text=view.node_texts[n],
+                                        probability=float(reading.probabilities[n]), walk=reading.signature_of(n),
+                                        evidence_paths=_evidence(reading, n))
+                             for n in result.nodes])
+
+    def _label(self, retrieval: Retrieval, labels, history, streamer=None, cancel=None) -> Answer:
+        from gretriever_neo4j.artifacts.registry import load_trained
+        from gretriever_neo4j.train.data import sample_from_retrieval
+
+        started = time.perf_counter()
+        # Per-sample datasets keep their trained generator under the dataset's name (one graph per question).
+        trained = (load_trained(retrieval.graph) or load_trained(retrieval.dataset)) if self.checkpoint is None \
+            else None
+        generator = self.generator(str(trained.path("generator")) if trained and trained.generator else None)
+        sample = sample_from_retrieval(retrieval.result, qid=retrieval.id, dataset=retrieval.dataset,
+                                       question=_with_history(retrieval.question, history), answers=[])
+        with self.llm_lock:
+            raw = _generate_one(generator, sample, labels=labels, streamer=streamer, cancel=cancel)
+        return Answer(text=raw, raw=raw, citations=None, model=f"{generator.config.variant} / {generator.config.llm}",
+                      seconds=time.perf_counter() - started, mode="label",
+                      models={"generator": f"{generator.config.variant} / {generator.config.llm} (labels)"})
+
+    def _free_text(self, retrieval: Retrieval, history, streamer=None, cancel=None) -> Answer:
+        from gretriever_neo4j.model.sample import format_question
+        from gretriever_neo4j.train.data import sample_from_retrieval
+
+        started = time.perf_counter()
+        model = self.generator()
+        question = _with_history(retrieval.question, history)
+        sample = sample_from_retrieval(retrieval.result, qid=retrieval.id, dataset=retrieval.dataset,
+                                       question=question, answers=[])
+        if model.config.variant == "inference-only" and retrieval.dataset != "explagraphs":
+            sample.question = format_question(f"{question}\n{CITATION_INSTRUCTION}")
+        with self.llm_lock:
+            raw = _generate_one(model, sample, streamer=streamer, cancel=cancel)
+        return Answer(text=answer_text(raw).strip(), raw=raw, citations=check_citations(sample.desc, raw),
+                      model=f"{model.config.variant} / {model.config.llm}", seconds=time.perf_counter() - started,
+                      mode="free-text", models={"generator": f"{model.config.variant} / {model.config.llm}"})
+
+
+def _evidence(reading, node: int) -> list[dict]:
+    from gretriever_neo4j.reader.evidence import answer_evidence
+
+    view = reading.view
+    relation_of = [view.relation_texts[int(r)] for r in view.relation]
+    paths = answer_evidence(view.src, view.dst, reading.anchors, node, reading.evidence_for([node]))
+    return [path.to_dict(view.node_texts, relation_of, view.src, view.dst) for path in paths]
+
+
+def _generate_one(model, sample, *, labels=None, streamer=None, cancel=None) -> str:
+    """One sample's answer text: free, or exactly one of `labels` (constrained decoding)."""
+    from gretriever_neo4j.model.constrained import TrieConstraint, item_token_ids, separator_ids
+    from gretriever_neo4j.model.sample import collate
+
+    constraints = None
+    if labels:
+        constraints = [TrieConstraint(item_token_ids(model.tokenizer, list(labels)), separator_ids(model.tokenizer),
+                                      model.stop_token_ids(), max_items=1)]
+    if streamer is not None and hasattr(streamer, "bind"):
+        streamer.bind(model.tokenizer)
+    was_training = model.training
+    model.eval()
+    try:
+        ids = model.generate_ids(collate([sample]), constraints=constraints, streamer=streamer, cancel=cancel)[0]
+    finally:
+        model.train(was_training)
+    return model.tokenizer.decode(ids, skip_special_tokens=True).strip()
+
+
+def _with_history(question: str, history: list[tuple[str, str]] | None) -> str:
+    if not history:
+        return question
+    turns = "\n".join(f"Earlier question: {q}\nEarlier answer: {a}" for q, a in history)
+    return f"{turns}\n{question}"
+
+
+def answer_question(retrieval: Retrieval, *, checkpoint: str | Path | None = None, llm: str | None = None,
+                    device: str = "auto", history: list[tuple[str, str]] | None = None, embedder=None,
+                    mode: str = "auto", use_llm: bool = True) -> Answer:
+    """One answer with freshly loaded models (prefer an `Answering` for several)."""
+    if embedder is None:
+        from gretriever_neo4j.embedding.embedder import Embedder
+
+        embedder = Embedder()
+    return Answering(embedder, mode=mode, checkpoint=checkpoint, llm=llm, device=device,
+                     use_llm=use_llm).answer(retrieval, history=history)

@@ -1,0 +1,148 @@
+"""`gqa ingest DATASET` and `gqa ingest questions`: loading graphs and questions into Neo4j, with a report."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from gretriever_neo4j.cli.app import app, console, int_list, store_session
+from gretriever_neo4j.errors import ConfigError
+
+
+@app.command()
+def ingest(
+    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples | "
+                                  "questions (a questions file for --graph)"),
+    source: Optional[str] = typer.Option(None, "--source", "-s", help="hub id, folder or file (triples: the file)"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, help="only the first N samples, for quick runs"),
+    embedder: Optional[str] = typer.Option(None, "--embedder", help="sentence-transformers model id or path"),
+    reembed: bool = typer.Option(False, "--reembed", help="re-embed every stored text if the embedder changed"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="skip malformed rows and write them to a report"),
+    bad_report: Path = typer.Option(Path("gqa-bad-rows.tsv"), "--bad-report", help="where --skip-bad writes bad rows"),
+    nodes: Optional[Path] = typer.Option(None, "--nodes", help="csv: nodes file (node_id,node_attr)"),
+    edges: Optional[Path] = typer.Option(None, "--edges", help="csv: edges file (src,edge_attr,dst)"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="csv/triples: name of the stored graph; questions: "
+                                        "the stored graph they are asked over"),
+    split: Optional[str] = typer.Option(None, "--split", help="webqsp/questions: a split for every question, or "
+                                        "seeded fractions such as train=0.6,val=0.2,test=0.2 (see --seed)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed of a --split given as fractions [default 42]"),
+    sync: bool = typer.Option(False, "--sync", help="make the stored graph equal to the source: also delete the "
+                              "nodes, edges (and questions) it no longer holds"),
+    link: bool = typer.Option(True, "--link/--no-link", help="questions: link questions without topic entities "
+                              "to the graph's nodes"),
+    hops: Optional[str] = typer.Option(None, "--hops", help="metaqa: e.g. 1,2,3"),
+    batch_size: int = typer.Option(5000, "--batch-size", min=1, help="nodes+edges per transaction"),
+    as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
+) -> None:
+    """Load a dataset or your own graph into Neo4j, embedding every node and edge text once."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.store.ingest import execute_plan, plan_ingest
+
+    if dataset == "questions":
+        ingest_questions_command(graph=graph, source=source, limit=limit, embedder=embedder, skip_bad=skip_bad,
+                                 bad_report=bad_report, split=split, seed=seed, sync=sync, link=link,
+                                 as_json=as_json)
+        return
+    options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split, "seed": seed,
+               "hops": int_list(hops, "--hops") if hops else None}
+    with console.status(f"reading {dataset} (validating every row before writing)…"):
+        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
+    with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
+        model = Embedder(embedder)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
+    with store_session() as store, Progress(*columns, console=console, transient=not sys.stdout.isatty()) as bars:
+        task = bars.add_task(f"ingest {dataset}", total=plan.total, rate="")
+        started = time.perf_counter()
+
+        def on_progress(p) -> None:
+            elapsed = max(time.perf_counter() - started, 1e-9)
+            bars.update(task, completed=p.records_done,
+                        rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s · "
+                             f"embed {p.embed_seconds:,.0f} s · write {p.write_seconds:,.0f} s")
+
+        report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
+                              on_progress=on_progress)
+    counts = (("graphs", report.graphs), ("nodes read", report.nodes_read),
+              ("edges read", report.edges_read), ("questions", report.questions),
+              ("nodes written", report.nodes_written), ("edges written", report.edges_written),
+              ("texts embedded", report.texts_embedded), ("bad rows", len(report.bad_rows)),
+              ("seconds embedding", round(report.embed_seconds)), ("seconds writing", round(report.write_seconds)),
+              *((("nodes deleted", report.nodes_deleted), ("edges deleted", report.edges_deleted),
+                 ("questions deleted", report.questions_deleted)) if sync else ()))
+    print_ingest_report(report, f"ingest {dataset}", [(label, f"{value:,}") for label, value in counts],
+                        as_json=as_json, bad_report=bad_report)
+
+
+def print_ingest_report(report, title: str, rows, *, as_json: bool, bad_report: Path, note: str = "") -> None:
+    """How every ingest command ends: bad rows written to their report, then the report as JSON or as a table of
+    (label, value) rows with its seconds, and `note` after it."""
+    if report.bad_rows:
+        write_bad_rows(bad_report, report.bad_rows)
+    if as_json:
+        console.print_json(json.dumps(report.to_dict()))
+        return
+    table = Table(title=title, show_header=False)
+    table.add_column("", style="bold")
+    table.add_column("", justify="right")
+    for label, value in rows:
+        table.add_row(label, value)
+    table.add_row("seconds", f"{report.seconds:.1f}")
+    console.print(table)
+    if note:
+        console.print(note)
+    if report.bad_rows:
+        console.print(f"[yellow]{len(report.bad_rows)} bad rows skipped; listed in {bad_report}[/]")
+
+
+def write_bad_rows(path: Path, bad_rows) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("source\tline\tfield\treason\n")
+        for bad in bad_rows:
+            out.write(f"{bad.source or ''}\t{bad.line or ''}\t{bad.field or ''}\t{bad.reason}\n")
+
+
+# -- quickstart -----------------------------------------------------------------------------------
+
+
+def ingest_questions_command(*, graph: Optional[str], source: Optional[str], limit: Optional[int],
+                             embedder: Optional[str], skip_bad: bool, bad_report: Path, split: Optional[str],
+                             seed: Optional[int], sync: bool, link: bool, as_json: bool) -> None:
+    """`gqa ingest questions --graph NAME --source FILE`: see `questions_ingest`."""
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.store.questions_ingest import ingest_questions
+
+    if not graph:
+        raise ConfigError("ingest questions needs --graph NAME: the stored graph the questions are asked over")
+    if source is None:
+        raise ConfigError("ingest questions needs --source FILE (TSV, CSV or JSONL with question and answers)")
+    with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
+        model = Embedder(embedder)
+    with store_session() as store, console.status("reading and linking questions…") as status:
+        def progress(stage: str, done: int, total: int) -> None:
+            status.update(f"linking questions to {graph}: {done:,}/{total:,}")
+
+        report = ingest_questions(store, model, graph, source, limit=limit, skip_bad=skip_bad, split=split,
+                                  seed=seed, sync=sync, link=link, on_progress=progress)
+    linked = report.linked_by_name + report.linked_by_similarity
+    rows = [("questions", f"{report.questions:,}"),
+            ("splits", ", ".join(f"{name}: {n:,}" for name, n in sorted(report.splits.items())) or "-"),
+            ("topic entities given", f"{report.topics_given:,}"
+             + (f" ({report.given_topics_not_nodes:,} names are not nodes)" if report.given_topics_not_nodes else "")),
+            ("linked here", f"{linked:,} ({report.linked_by_name:,} by name, {report.linked_by_similarity:,} by "
+                            f"similarity); not linked {report.not_linked:,}"),
+            ("answers that are nodes", f"{report.answers_as_nodes:,} of {report.answers:,}; questions with an "
+                                       f"answer node {report.questions_with_answer_node:,}"),
+            ("questions written", f"{report.written:,}"), ("bad rows", f"{len(report.bad_rows):,}")]
+    if sync:
+        rows.append(("questions deleted", f"{report.deleted:,}"))
+    print_ingest_report(report, f"ingest questions over {report.graph}", rows, as_json=as_json, bad_report=bad_report,
+                        note=f"stored as dataset {report.dataset!r}: `gqa train --graph {report.graph}` trains on them")

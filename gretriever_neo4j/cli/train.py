@@ -1,0 +1,411 @@
+"""`gqa train | eval | train-retriever`: thin layers over `train.pipeline`, `train.trainer` and the retriever."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from gretriever_neo4j.cli.app import app, console, store_session
+from gretriever_neo4j.errors import GqaError
+
+
+@app.command("train-retriever")
+def train_retriever_command(
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="the dataset of the training questions "
+                                          "(metaqa, webqsp, or a graph's name for `gqa ingest questions`) [default: "
+                                          "the one holding --graph's questions]"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="the stored KG [default: the graph its questions "
+                                        "are asked over]"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N training questions"),
+    epochs: int = typer.Option(8, "--epochs", min=1),
+    max_edges: int = typer.Option(200, "--max-edges", min=1, help="subgraph budget at retrieval time"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="default ~/.cache/gqa/retrievers/GRAPH.pt"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+) -> None:
+    """Train the learned retriever alone (question-conditioned triple scorer) on weak labels from a stored KG.
+    `gqa train --graph G` trains it together with the reader."""
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.retrievers.learned import train_learned_retriever
+
+    with store_session() as store:
+        dataset, graph = resolve_dataset(store, dataset, graph)
+    model = Embedder(embedder)
+
+    def progress(stage: str, info: dict) -> None:
+        if stage == "epoch":
+            console.print(f"epoch {info['epoch']}/{info['epochs']}: loss {info['loss']:.4f} ({info['seconds']:.0f} s)")
+        elif stage == "labels" and (info["done"] == info["total"] or info["done"] % 2000 == 0):
+            console.print(f"weak labels {info['done']:,}/{info['total']:,}")
+
+    with store_session() as store:
+        trained = train_learned_retriever(store, model, dataset, graph=graph, limit=limit, epochs=epochs,
+                                          max_edges=max_edges, out=out, progress=progress)
+    console.print(f"trained on {trained.questions:,} questions in {trained.seconds:.0f} s; "
+                  f"checkpoint {trained.path}")
+
+
+def resolve_dataset(store, dataset: Optional[str], graph: Optional[str]) -> tuple[str, Optional[str]]:
+    """(dataset, graph) from --dataset and --graph: either may be left out when the other tells it."""
+    if dataset is None and graph is None:
+        raise GqaError("give --graph NAME (a stored graph with questions) or --dataset NAME")
+    if dataset is None:
+        held = store.question_datasets(graph)
+        if not held:
+            raise GqaError(f"no questions are stored for graph {graph!r}: add some with `gqa ingest questions "
+                           f"--graph {graph} --source FILE`" if store.graph_info(graph) is not None else
+                           f"no stored graph is called {graph!r} (see `gqa stats`)")
+        if len(held) > 1:
+            raise GqaError(f"graph {graph!r} has questions of several datasets "
+                           f"({', '.join(row['dataset'] for row in held)}): choose one with --dataset")
+        dataset = held[0]["dataset"]
+    return dataset, graph
+
+
+def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], label: str):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gretriever_neo4j.train.data import build_samples, static_settings
+
+    checkpoint = getattr(retriever, "checkpoint", None)
+    settings = static_settings(retriever, dataset) if checkpoint is None else {
+        "retriever": "learned", "checkpoint": str(checkpoint), "mtime": checkpoint.stat().st_mtime}
+    with Progress(TextColumn(f"[bold]retrieving {label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=console, transient=True) as bars:
+        task = bars.add_task(label, total=None)
+        return build_samples(store, retriever, dataset, split, limit=limit, settings=settings,
+                             retrieve=lambda text, graph: retriever.retrieve(text, graph=graph, record=False).result,
+                             on_progress=lambda done, total: bars.update(task, completed=done, total=total))
+
+
+def _retriever_for(store, embedder, kind: str, checkpoint: Optional[Path], dataset: str):
+    """The retriever for a dataset's questions: `kind` as in `gqa ask` (auto: learned where trained)."""
+    from gretriever_neo4j.qa.qa import QA
+
+    rows = store.questions(dataset, None)
+    graph = rows[0]["graph"] if rows else None
+    qa = QA(store, embedder)
+    if graph is None or store.graph_info(graph) is None or store.graph_info(graph)["kind"] != "kg":
+        graph = None  # per-sample datasets: the static retriever searches each sample's graph whole
+    retriever, _ = qa.retriever(graph, kind if graph else "static", checkpoint)
+    return retriever
+
+
+class _TrainProgress:
+    """`gqa train`'s progress: a bar with its rate, elapsed time and ETA for each counted stage (weak labels,
+    subgraphs retrieved for the reader, epochs of each model), a line for everything else."""
+
+    def __init__(self):
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        self.bars = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                             console=console)
+        self.tasks: dict[str, int] = {}
+        self.part = "training"
+
+    def __enter__(self) -> "_TrainProgress":
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bars.stop()
+
+    def _bar(self, key: str, done: int, total: int, note: str = "") -> None:
+        if key not in self.tasks:
+            self.tasks[key] = self.bars.add_task(key, total=total, note=note)
+        self.bars.update(self.tasks[key], completed=done, total=total, note=note)
+
+    def __call__(self, stage: str, info: dict) -> None:
+        say = self.bars.console.print
+        if stage == "labels":
+            self._bar("weak labels", info["done"], info["total"])
+        elif stage == "retrieve":
+            self._bar(f"retrieved {info['split']} subgraphs", info["done"], info["total"])
+        elif stage == "epoch":
+            self._bar(f"{self.part} epochs", info["epoch"], info["epochs"], note=f"loss {info['loss']:.4f}")
+        elif stage == "stage":
+            text = info["stage"]
+            self.part = ("reader" if text.startswith("reader") else "retriever" if "retriever" in text
+                         else "generator" if "generator" in text else self.part)
+            say(f"[bold]{text}[/]")
+        elif stage == "synthesis":
+            say(f"  {info['questions']:,} questions from {info['paths']:,} relation paths "
+                f"({info['signatures']:,} relation signatures) in {info['seconds']:.1f} s; most frequent: "
+                + ", ".join(f"{k} {v}" for k, v in list(info["paths_per_signature"].items())[:8]))
+        elif stage == "reader":
+            say("  reader on validation: " + ", ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                                                      for k, v in info.items()))
+
+
+def _write_graph_curves(models) -> None:
+    """The retriever's and the reader's loss per epoch, as a PNG in the graph's models folder."""
+    from gretriever_neo4j.train.curves import write_loss_curves
+
+    series = {f"{part} loss": models.details.get(part, {}).get("epoch_losses", [])
+              for part in ("retriever", "reader")}
+    path = write_loss_curves(series, models.folder / "curves.png", title=f"gqa train --graph {models.graph}")
+    if path is not None:
+        console.print(f"loss curves: {path}")
+
+
+@app.command()
+def train(
+    dataset: Optional[str] = typer.Option(None, "--dataset", "-d", help="explagraphs | scenegraphs | webqsp | "
+                                          "metaqa | any stored dataset with questions [default: --graph's]"),
+    graph: Optional[str] = typer.Option(None, "--graph", help="a stored graph with questions (`gqa ingest "
+                                        "questions`); KG training uses its questions only"),
+    variant: Optional[str] = typer.Option(None, "--config", "-c", help="one of the paper's configurations "
+                                          "(prompt-tuning | g-retriever | lora | g-retriever-lora), trained into "
+                                          "--out; without it, a knowledge graph's retriever, reader (and "
+                                          "--generator) are trained into GQA_HOME and used by `gqa ask`"),
+    generator: bool = typer.Option(False, "--generator/--no-generator", help="KG: also train a G-Retriever "
+                                   "generator for grounded answers (CPU minutes)"),
+    reader_questions: int = typer.Option(6000, "--reader-questions", min=1, help="KG: training questions for the "
+                                         "reader"),
+    generator_questions: int = typer.Option(600, "--generator-questions", min=1),
+    gnn: str = typer.Option("graph-transformer", "--gnn", help="graph-transformer | gat | gcn"),
+    llm: Optional[str] = typer.Option(None, "--llm", help="HF causal LM id or path [default smollm2-135m]"),
+    out: Path = typer.Option(Path("checkpoints/run"), "--out", "-o", help="--config: checkpoint folder (best/, last/)"),
+    seed: int = typer.Option(0, "--seed"),
+    epochs: int = typer.Option(10, "--epochs", min=1),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    grad_accum: int = typer.Option(2, "--grad-accum", min=1),
+    lr: float = typer.Option(1e-5, "--lr", min=0.0),
+    patience: int = typer.Option(2, "--patience", min=1),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", min=1),
+    train_split: str = typer.Option("train", "--train-split"),
+    val_split: str = typer.Option("val", "--val-split"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="first N questions of each split"),
+    gnn_hidden: Optional[int] = typer.Option(None, "--gnn-hidden", min=1),
+    gnn_layers: Optional[int] = typer.Option(None, "--gnn-layers", min=1),
+    no_graph_encoder: bool = typer.Option(False, "--no-graph-encoder", help="ablation: w/o graph encoder"),
+    no_projector: bool = typer.Option(False, "--no-projector", help="ablation: w/o projection layer"),
+    no_textualized_graph: bool = typer.Option(False, "--no-textualized-graph", help="ablation: w/o textualized graph"),
+    resume: bool = typer.Option(False, "--resume", help="continue from OUT/last"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+    retriever_kind: str = typer.Option("auto", "--retriever", help="--config: auto | static | learned"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint"),
+    balance_labels: bool = typer.Option(False, "--balance-labels", help="--config: every answer label equally "
+                                        "often per epoch (label tasks such as ExplaGraphs)"),
+    nproc: int = typer.Option(1, "--nproc", min=1, help="--config: data-parallel processes (torchrun + DDP; one "
+                              "per GPU, or CPU processes with gloo); --batch-size is per process"),
+    synthesize: str = typer.Option("auto", "--synthesize", help="KG: self-supervised questions made from the graph's "
+                                   "relation paths: auto (when it has fewer than --min-real-questions training "
+                                   "questions) | always (mixed with the real ones) | never"),
+    synthetic_paths: int = typer.Option(4000, "--synthetic-paths", min=1, help="KG: relation paths sampled for "
+                                        "self-supervised questions (2 phrasings each)"),
+    min_real_questions: int = typer.Option(500, "--min-real-questions", min=0),
+    write_questions: Optional[Path] = typer.Option(None, "--write-questions", help="KG: write the self-supervised "
+                                                   "questions here (JSON lines that `gqa ingest questions` reads)"),
+) -> None:
+    """Train on a stored graph's questions: everything `gqa ask` uses for a KG (default), or one of the paper's
+    configurations (--config)."""
+    import os
+
+    from gretriever_neo4j.embedding.embedder import Embedder
+
+    if nproc > 1 and "WORLD_SIZE" not in os.environ:
+        if variant is None:
+            raise GqaError("--nproc applies to the paper's configurations: give --config")
+        raise typer.Exit(_relaunch_distributed(nproc))
+    from gretriever_neo4j.train.distributed import barrier, init_from_environment
+
+    world = init_from_environment()
+    if world.distributed and device == "auto":
+        import torch
+
+        device = f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if torch.cuda.is_available() else "cpu"
+
+    with store_session() as store:
+        if variant is None and dataset is None and graph is not None and not store.question_datasets(graph):
+            if store.graph_info(graph) is None:
+                raise GqaError(f"no stored graph is called {graph!r} (see `gqa stats`)")
+            dataset = None  # a graph with no questions: trained on questions made from itself
+        else:
+            dataset, graph = resolve_dataset(store, dataset, graph)
+    model_embedder = Embedder(embedder)
+    registered = None
+    if variant is None:
+        from gretriever_neo4j.train.pipeline import GraphTrainingOptions, train_graph
+
+        with store_session() as store:
+            kinds = {(store.graph_info(q["graph"]) or {}).get("kind")
+                     for q in (store.questions(dataset, train_split)[:1] if dataset else [])}
+        if kinds == {"per-sample"}:
+            # One graph per question: the generator is what can be trained; it goes where `gqa ask` finds it.
+            from gretriever_neo4j.artifacts.registry import models_dir
+
+            variant, registered = "g-retriever", models_dir(dataset)
+            out = registered / "generator-run"
+            console.print(f"{dataset} has one graph per question: training the g-retriever generator into "
+                          f"{registered}")
+    if variant is None:
+        with store_session() as store:
+            options = GraphTrainingOptions(generator=generator, reader_questions=reader_questions,
+                                           generator_questions=generator_questions, llm=llm, device=device,
+                                           seed=seed, retriever_questions=limit, graph=graph, synthesize=synthesize,
+                                           synthetic_paths=synthetic_paths, min_real_questions=min_real_questions,
+                                           write_questions=write_questions)
+            with _TrainProgress() as progress:
+                models = train_graph(store, model_embedder, dataset, options, progress=progress)
+        console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
+        _write_graph_curves(models)
+        console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
+        return
+    from gretriever_neo4j.model.config import ModelConfig
+    from gretriever_neo4j.model.gretriever import build_model
+    from gretriever_neo4j.train.trainer import TrainConfig, train as run_training
+
+    config = ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
+                         **({"gnn_hidden": gnn_hidden} if gnn_hidden else {}),
+                         **({"gnn_layers": gnn_layers} if gnn_layers else {}),
+                         use_graph_encoder=not no_graph_encoder, use_projector=not no_projector,
+                         use_textualized_graph=not no_textualized_graph)
+    train_config = TrainConfig(lr=lr, batch_size=batch_size, grad_accum=grad_accum, epochs=epochs, patience=patience,
+                               seed=seed, max_steps=max_steps, resume=resume, balance_labels=balance_labels)
+    config = config.replace(gnn_in_dim=model_embedder.dim, embedder=model_embedder.name)
+    if world.distributed and not world.main:
+        barrier(world)  # rank 0 retrieves (and caches) the samples first; the others read them from the cache
+    with store_session() as store:
+        retriever = _retriever_for(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
+        train_samples = _samples(store, retriever, dataset, train_split, limit, f"{dataset}/{train_split}")
+        try:
+            val_samples = _samples(store, retriever, dataset, val_split, limit, f"{dataset}/{val_split}")
+        except GqaError:
+            val_samples = []
+            console.print(f"[yellow]no {val_split!r} questions: the training loss selects the best epoch[/]")
+    if world.distributed and world.main:
+        barrier(world)
+    with console.status(f"loading {config.llm}…"):
+        model = build_model(config, device=device)
+    trainable, total = model.parameter_counts()
+    if world.main:
+        console.print(f"{variant}: {trainable:,} trainable of {total:,} parameters; {len(train_samples)} train / "
+                      f"{len(val_samples)} val samples; checkpoints in {out}"
+                      + (f"; {world.size} data-parallel processes" if world.distributed else ""))
+    history = run_training(model, train_samples, val_samples, train_config, out, progress=console)
+    if not world.main:
+        return
+    table = Table(title=f"gqa train {dataset} {variant} ({history.stop_reason})")
+    for column in ("epoch", "train loss", "val loss", "seconds", "peak RSS MiB", "collapse"):
+        table.add_column(column, justify="right")
+    for e in history.epochs:
+        table.add_row(str(e.epoch), f"{e.train_loss:.4f}", "" if e.val_loss is None else f"{e.val_loss:.4f}",
+                      f"{e.seconds:.0f}", f"{e.peak_rss_mib:.0f}", "yes" if e.collapse else "")
+    console.print(table)
+    console.print(f"best checkpoint: {history.best_checkpoint}")
+    if history.curves is not None:
+        console.print(f"loss curves: {history.curves}")
+    if registered is not None and history.best_checkpoint is not None:
+        _register_generator(dataset, model_embedder.name, history.best_checkpoint, registered, history)
+
+
+def _relaunch_distributed(nproc: int) -> int:
+    """Run this very command again under torchrun with `nproc` processes (without --nproc); its exit code."""
+    import subprocess
+    import sys
+
+    argv, skip = [], False
+    for arg in sys.argv[1:]:
+        if skip:
+            skip = False
+        elif arg == "--nproc":
+            skip = True
+        elif not arg.startswith("--nproc="):
+            argv.append(arg)
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+               "-m", "gretriever_neo4j", *argv]
+    console.print(f"data-parallel training in {nproc} processes: {' '.join(command[1:])}")
+    return subprocess.run(command).returncode
+
+
+def _register_generator(dataset: str, embedder_name: str, best: Path, folder: Path, history) -> None:
+    """Move the best checkpoint to GQA_HOME/models/<dataset>/generator and record it in the manifest."""
+    import shutil
+
+    from gretriever_neo4j.artifacts.registry import TrainedModels, load_trained
+
+    target = folder / "generator"
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.move(str(best), str(target))
+    shutil.rmtree(folder / "generator-run", ignore_errors=True)
+    models = load_trained(dataset) or TrainedModels(graph=dataset, dataset=dataset, embedder=embedder_name)
+    models.with_part("generator", "generator", {"epochs": len(history.epochs), "best_epoch": history.best_epoch,
+                                               "best_loss": history.best_loss}).save()
+    console.print(f"[green]registered[/]: `gqa ask` answers {dataset} questions with {target}")
+
+
+@app.command("eval")
+def evaluate(
+    dataset: str = typer.Option(..., "--dataset", "-d"),
+    split: str = typer.Option("test", "--split"),
+    checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="default: the LLM alone (inference-only)"),
+    llm: Optional[str] = typer.Option(None, "--llm"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1),
+    batch_size: int = typer.Option(8, "--batch-size", min=1),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", min=1),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="JSON with every prediction "
+                                       "[default eval-DATASET-SPLIT.json]"),
+    device: str = typer.Option("auto", "--device"),
+    embedder: Optional[str] = typer.Option(None, "--embedder"),
+    retriever_kind: str = typer.Option("static", "--retriever", help="static | learned | auto"),
+    retriever_checkpoint: Optional[Path] = typer.Option(None, "--retriever-checkpoint"),
+) -> None:
+    """Score a generator checkpoint (or the LLM alone) on a stored split as the paper does: free text (labels
+    for ExplaGraphs), Hit@1, strict Hit@1, F1 or accuracy, and the automated hallucination check. Grounded
+    answers are scored by `gqa ask --questions`."""
+    import time as _time
+
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.model.citations import check_citations, summarize_citations
+    from gretriever_neo4j import metrics
+    from gretriever_neo4j.train.data import LABEL_SETS
+    from gretriever_neo4j.train.trainer import predict
+
+    model_embedder = Embedder(embedder)
+    with store_session() as store:
+        retriever = _retriever_for(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
+        samples = _samples(store, retriever, dataset, split, limit, f"{dataset}/{split}")
+    with console.status("loading the model…"):
+        model = Answering(model_embedder, checkpoint=checkpoint, llm=llm, device=device).generator()
+    started = _time.perf_counter()
+    with console.status(f"generating {len(samples)} answers…"):
+        predictions = predict(model, samples, batch_size=batch_size, max_new_tokens=max_new_tokens,
+                              labels=LABEL_SETS.get(dataset))
+    seconds = _time.perf_counter() - started
+    checks = [check_citations(s.desc, p) for s, p in zip(samples, predictions)]
+    citations = summarize_citations(checks)
+    scores: dict[str, float] = {}
+    if dataset == "explagraphs":
+        scores["accuracy"] = metrics.score_explagraphs(predictions, [s.label for s in samples])
+    elif dataset == "scenegraphs":
+        scores["accuracy"] = metrics.score_scenegraphs(predictions, [s.label for s in samples])
+    else:
+        qa = metrics.score_open_questions(predictions, [s.answers for s in samples])
+        scores.update({k: float(v) for k, v in qa.__dict__.items() if isinstance(v, (int, float))})
+    scores.update({"citations_nodes_valid": citations.nodes_valid_fraction,
+                   "citations_edges_valid": citations.edges_valid_fraction,
+                   "answers_all_citations_valid": citations.all_valid_fraction})
+    table = Table(title=f"gqa eval {dataset}/{split} — {model.config.variant} / {model.config.llm} "
+                        f"({len(samples)} questions, {seconds:.0f} s)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in scores.items():
+        table.add_row(name, f"{value:.4f}")
+    console.print(table)
+    out = out or Path(f"eval-{dataset}-{split}.json")
+    out.write_text(json.dumps({
+        "dataset": dataset, "split": split, "checkpoint": str(checkpoint) if checkpoint else None,
+        "model": model.config.to_dict(), "scores": scores, "seconds": seconds,
+        "predictions": [{"qid": s.qid, "prediction": p, "answers": s.answers, "label": s.label,
+                         "citations_all_valid": c.all_valid} for s, p, c in zip(samples, predictions, checks)],
+    }, indent=1))
+    console.print(f"predictions written to {out}")

@@ -1,0 +1,144 @@
+"""Question answering as one library call, for the CLI and the service alike: retrieve, then answer.
+
+`QA` holds what is expensive to make (the embedder, retrievers per graph, the `Answering` with its readers and
+generators) and chooses per graph what `gqa train` trained for it (`registry`): the learned retriever where one
+exists and training measured it the better one ("auto"), else, over a knowledge graph, zero-shot relation-path
+retrieval (`path_retrieval`), and the paper's static retrieval (PCST) for per-sample graphs or no --graph.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from gretriever_neo4j.answering.answering import Answer, Answering
+from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.retrievers.neo4j import Retrieval, Retriever
+
+RETRIEVER_KINDS = ("auto", "static", "learned", "paths")
+
+
+@dataclass
+class Asked:
+    retrieval: Retrieval
+    answer: Answer | None
+    retriever: str  # what retrieved, in words
+
+    def to_dict(self) -> dict:
+        data = self.retrieval.to_dict()
+        data["retriever_model"] = self.retriever
+        if self.answer is not None:
+            data["answer"] = self.answer.to_dict()
+        return data
+
+
+class QA:
+    def __init__(self, store, embedder, *, browser_url: str | None = None, answering: Answering | None = None,
+                 cache=None):
+        """`cache` (a `graph_cache.GraphCache`, for long-running processes): retrieve over graphs held in memory."""
+        self.store = store
+        self.embedder = embedder
+        self.static = Retriever(store, embedder, browser_url=browser_url)
+        self.cache = cache
+        if cache is not None:
+            from gretriever_neo4j.retrievers.cached import CachedStaticRetriever
+
+            self.static_retriever = CachedStaticRetriever(self.static, cache)
+        else:
+            self.static_retriever = self.static
+        self.answering = answering or Answering(embedder)
+        self._learned: dict[Path, object] = {}
+        self._paths = None
+        self._learned_lock = threading.Lock()  # requests of a server share the adapters
+
+    def learned_checkpoint(self, graph: str | None) -> Path | None:
+        """The learned retriever trained for `graph`: `gqa train`'s, else `gqa train-retriever`'s."""
+        from gretriever_neo4j.artifacts.registry import check_embedder, legacy_retriever, load_trained
+
+        if graph is None:
+            return None
+        trained = load_trained(graph)
+        if trained is not None and trained.retriever:
+            check_embedder(trained, self.embedder.name)
+            return trained.path("retriever")
+        # `gqa train-retriever` saves under the graph's name (earlier versions: the dataset's, which was the graph's
+        # name for every KG dataset; a user's graphs share the dataset "triples" or "csv").
+        legacy = legacy_retriever(graph)
+        return legacy if legacy.is_file() else None
+
+    def path_retriever(self):
+        if self._paths is None:
+            from gretriever_neo4j.retrievers.paths import PathRetrievalAdapter
+
+            self._paths = PathRetrievalAdapter(self.static, cache=self.cache)
+        return self._paths
+
+    def _prefers_paths(self, graph: str | None) -> bool:
+        """Auto over a KG: relation paths unless `gqa train` measured its learned retriever better there."""
+        from gretriever_neo4j.artifacts.registry import load_trained
+
+        if graph is None:
+            return False
+        info = self.store.graph_info(graph)
+        if info is None or info.get("kind") != "kg":
+            return False
+        trained = load_trained(graph)
+        if trained is None or not trained.retriever:
+            return self.learned_checkpoint(graph) is None
+        return trained.details.get("retrieval_choice", {}).get("retriever") == "paths"
+
+    def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None):
+        """(retriever, description). `kind`: auto (learned when trained for the graph and measured better there,
+        else relation paths over a KG, else static), static, learned, or paths."""
+        from gretriever_neo4j.retrievers.learned import LearnedRetrievalAdapter
+
+        if kind not in RETRIEVER_KINDS:
+            raise ConfigError(f"--retriever must be one of {', '.join(RETRIEVER_KINDS)}, not {kind!r}")
+        if kind == "static":
+            return self.static_retriever, "static (PCST, the paper's)"
+        if kind == "paths" or (kind == "auto" and checkpoint is None and self._prefers_paths(graph)):
+            if graph is None:
+                raise ConfigError("--retriever paths needs --graph naming a stored knowledge graph")
+            from gretriever_neo4j.retrievers.paths import DESCRIPTION
+
+            return self.path_retriever(), DESCRIPTION
+        path = Path(checkpoint) if checkpoint else self.learned_checkpoint(graph)
+        if path is None:
+            if kind == "learned":
+                if graph is None:
+                    raise ConfigError("--retriever learned needs --graph naming a stored KG (or "
+                                      "--retriever-checkpoint)")
+                raise ConfigError(f"no learned retriever is trained for graph {graph!r}: run `gqa train --dataset "
+                                  f"…` (or `gqa train-retriever`), or use --retriever static")
+            return self.static_retriever, "static (PCST, the paper's)"
+        with self._learned_lock:
+            if path not in self._learned:
+                self._learned[path] = LearnedRetrievalAdapter(self.static, path, cache=self.cache)
+            return self._learned[path], f"learned {path}"
+
+    def retrieve(self, question: str, *, graph: str | None = None, kind: str = "auto",
+                 checkpoint: Path | None = None, record: bool = True, **overrides) -> tuple[Retrieval, str]:
+        retriever, described = self.retriever(graph, kind, checkpoint)
+        if retriever is self.static_retriever:
+            return retriever.retrieve(question, graph=graph, record=record, **overrides), described
+        if graph is None:  # (learned or relation paths: both need the KG)
+            raise ConfigError("the learned retriever needs --graph (the KG it was trained for)")
+        return retriever.retrieve(question, graph=graph, record=record), described
+
+    def ask(self, question: str, *, graph: str | None = None, kind: str = "auto", checkpoint: Path | None = None,
+            answer: bool = True, record: bool = True, history: list[tuple[str, str]] | None = None,
+            **overrides) -> Asked:
+        retrieval, described = self.retrieve(question, graph=graph, kind=kind, checkpoint=checkpoint, record=record,
+                                              **overrides)
+        if not answer:
+            return Asked(retrieval, None, described)
+        return Asked(retrieval, self.answer(retrieval, history=history), described)
+
+    def answer(self, retrieval: Retrieval, *, answering: Answering | None = None,
+               history: list[tuple[str, str]] | None = None, streamer=None, cancel=None) -> Answer:
+        """Answer from a retrieval (`answering`: a variant of `self.answering`, e.g. another LLM policy)."""
+        if not retrieval.result.subgraph.node_keys:
+            raise ConfigError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this "
+                              f"question (retrieval {retrieval.id})")
+        return (answering or self.answering).answer(retrieval, history=history, streamer=streamer, cancel=cancel)

@@ -1,0 +1,61 @@
+"""The questions file of `gqa ask --questions`: one question per line, or `question<TAB>answer1|answer2`.
+
+Blank lines are skipped. A line with more than one TAB, an empty question, or a TAB followed by no answer is
+an error naming the file and line; the whole file is read and checked before anything is asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gretriever_neo4j.errors import InputError
+
+MAX_QUESTION_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class QuestionLine:
+    line: int
+    question: str
+    answers: list[str] | None  # None when the line gives no gold answers
+
+
+def read_questions_file(path: str | Path) -> list[QuestionLine]:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", source=path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise InputError(f"cannot read it ({error.strerror})", source=path) from None
+    out: list[QuestionLine] = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = line.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", source=path, line=number) from None
+        if number == 1:
+            text = text.removeprefix("\ufeff")
+        if not text.strip():
+            continue
+        fields = text.split("\t")
+        if len(fields) > 2:
+            raise InputError(f"expected 'question' or 'question<TAB>answer1|answer2', found {len(fields) - 1} TABs",
+                             source=path, line=number)
+        question = fields[0].strip()
+        if not question:
+            raise InputError("the question is empty", source=path, line=number)
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputError(f"the question has {len(question)} characters (at most {MAX_QUESTION_CHARS})",
+                             source=path, line=number)
+        answers = None
+        if len(fields) == 2:
+            answers = [a.strip() for a in fields[1].split("|") if a.strip()]
+            if not answers:
+                raise InputError("a TAB but no answer after it (give answer1|answer2, or drop the TAB)",
+                                 source=path, line=number)
+        out.append(QuestionLine(line=number, question=question, answers=answers))
+    if not out:
+        raise InputError("holds no question", source=path)
+    return out

@@ -1,0 +1,174 @@
+"""Knowledge graphs held in memory by a long-running process (`gqa serve`), kept consistent with Neo4j.
+
+Retrieval through Neo4j pays a round trip per hop and scores hub neighbourhoods in Cypher (hundreds of ms on
+MetaQA). A serving process can instead hold each KG's adjacency and vectors (`KnowledgeGraph` and its whole
+`CandidateGraph`, with every question-independent structure precomputed) and run the very algorithms of the
+in-memory reference path, which the parity tests hold equal to the Neo4j path.
+
+Consistency: every write to a graph bumps `(:Graph).version` (`cypher/graphs_upsert.cypher`); a cached graph
+checks its version at most every `check_seconds` and is reloaded in the background when it changed. Until a
+graph is loaded (or while it reloads after a change) retrieval goes through Neo4j, so an answer never comes
+from a graph older than the last check.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CachedGraph:
+    graph: str
+    version: Any
+    kg: KnowledgeGraph
+    candidate: CandidateGraph
+    info: dict
+    loaded_at: float = field(default_factory=time.time)
+    checked_at: float = field(default_factory=time.monotonic)
+    extras: dict = field(default_factory=dict)  # per-graph objects built on it (learned retrievers…)
+    extras_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+
+def warm(candidate: CandidateGraph) -> None:
+    """Compute the question-independent structures once, before the first question pays for them."""
+    for name in ("prepared_nodes", "prepared_edges", "node_key_ranks", "edge_rank_key_ranks", "incidence",
+                 "edge_text_ranks", "edge_id_ranks", "key_to_index", "edge_id_to_index"):
+        getattr(candidate, name)
+
+
+class GraphCache:
+    def __init__(self, store, *, check_seconds: float = 1.0):
+        self.store = store
+        self.check_seconds = check_seconds
+        self._graphs: dict[str, CachedGraph] = {}
+        self._loading: set[str] = set()
+        self._lock = threading.Lock()
+        self.loads = 0
+
+    def load(self, graph: str) -> CachedGraph | None:
+        """Read `graph` from Neo4j (blocking). None for graphs that are not knowledge graphs."""
+        info = self.store.graph_info(graph)
+        if info is None or info["kind"] != "kg":
+            return None
+        version = self.store.graph_version(graph)
+        started = time.perf_counter()
+        kg = KnowledgeGraph.from_store(self.store, graph)
+        candidate = kg.to_whole_candidate_graph()
+        warm(candidate)
+        cached = CachedGraph(graph=graph, version=version, kg=kg, candidate=candidate, info=info)
+        with self._lock:
+            self._graphs[graph] = cached
+            self.loads += 1
+        log.info("cached graph %s (version %s): %d nodes, %d edges in %.1f s", graph, version, kg.num_nodes,
+                 kg.num_edges, time.perf_counter() - started)
+        return cached
+
+    def load_in_background(self, graph: str) -> None:
+        with self._lock:
+            if graph in self._loading:
+                return
+            self._loading.add(graph)
+
+        def run() -> None:
+            try:
+                self.load(graph)
+            except Exception:  # the Neo4j path keeps answering; the next request tries again
+                log.exception("caching graph %s failed", graph)
+            finally:
+                with self._lock:
+                    self._loading.discard(graph)
+
+        threading.Thread(target=run, name=f"cache-{graph}", daemon=True).start()
+
+    def get(self, graph: str, *, wait: bool = False) -> CachedGraph | None:
+        """The cached graph if it is current; otherwise None (and a load starts in the background), or, with
+        `wait`, the freshly loaded graph."""
+        with self._lock:
+            cached = self._graphs.get(graph)
+        if cached is not None and time.monotonic() - cached.checked_at >= self.check_seconds:
+            version = self.store.graph_version(graph)
+            if version != cached.version:
+                with self._lock:
+                    self._graphs.pop(graph, None)
+                cached = None
+            else:
+                cached.checked_at = time.monotonic()
+        if cached is not None:
+            return cached
+        if wait:
+            return self.load(graph)
+        self.load_in_background(graph)
+        return None
+
+    def cached_graphs(self) -> dict[str, dict]:
+        with self._lock:
+            return {name: {"version": c.version, "nodes": c.kg.num_nodes, "edges": c.kg.num_edges,
+                           "loaded_at": c.loaded_at} for name, c in self._graphs.items()}
+
+
+class CachedStaticRetriever:
+    """The paper's static retrieval over cached graphs, answering like `Retriever.retrieve` (and recorded the same
+    way); graphs not cached (yet), per-sample graphs and unscoped questions go through Neo4j."""
+
+    def __init__(self, static, cache: GraphCache):
+        self.static = static
+        self.store, self.embedder = static.store, static.embedder
+        self.cache = cache
+
+    def retrieve(self, question: str, *, graph: str | None = None, params=None, record: bool = True,
+                 **overrides):
+        from gretriever_neo4j.errors import InputError
+        from gretriever_neo4j.retrieval.in_memory import retrieve as reference_retrieve
+        from gretriever_neo4j.retrieval.textualize import count_tokens
+        from gretriever_neo4j.retrievers.neo4j import Retrieval, params_for
+
+        cached = self.cache.get(graph) if graph is not None else None
+        if cached is None:
+            return self.static.retrieve(question, graph=graph, params=params, record=record, **overrides)
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty", field="question")
+        question = question.strip()
+        self.static._check_schema()
+        started = time.perf_counter()
+        query = self.embedder.embed_query(question)
+        timings = {"embed": (time.perf_counter() - started) * 1000}
+        params = params or params_for(cached.info["dataset"], cached.info["kind"])
+        if overrides:
+            params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
+        result = reference_retrieve(cached.candidate, query.vector, params)
+        timings.update({stage: float(ms) for stage, ms in result.timings_ms.items()})
+        timings["total"] = sum(timings.values())
+        warnings = [f"the question has {query.tokens} tokens; the embedder reads only the first "
+                    f"{self.embedder.max_seq_length}"] if query.truncated else []
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph,
+                              dataset=cached.info["dataset"], params=params, result=result, timings_ms=timings,
+                              tokens=count_tokens(result.text, getattr(self.embedder, "tokenizer", None)),
+                              warnings=warnings)
+        if record:
+            self.static._record(retrieval)
+        return retrieval
+
+
+def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed) -> Any:
+    """A `LearnedRetriever` over the cached graph (built once per graph version), or None when not cached."""
+    cached = cache.get(graph)
+    if cached is None:
+        return None
+    key = ("learned", str(checkpoint))
+    with cached.extras_lock:
+        if key not in cached.extras:
+            from gretriever_neo4j.retrieval.learned import LearnedRetriever
+
+            cached.extras[key] = LearnedRetriever.from_checkpoint(checkpoint, cached.kg, graph_name=graph,
+                                                                  embed=embed)
+        return cached.extras[key]

@@ -1,0 +1,163 @@
+"""Zero-shot relation-path retrieval as a product feature: `retrieve(question, graph=…)` like `Retriever.retrieve`.
+
+The algorithm is `retrieval.relation_paths` (link the question's entities, follow the relations whose texts best
+match the question). Over Neo4j it reads only the incident edges it expands, through a `StoreGraphSource` made
+fresh for every request (a source caches what it fetched, so one per request keeps requests independent); a
+serving process with a `graph_cache.GraphCache` runs it over the graph held in memory instead. The embedded
+relation texts are shared by all requests (they depend on the relation text alone).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+import uuid
+
+import numpy as np
+
+from gretriever_neo4j.errors import ConfigError, unknown_graph
+from gretriever_neo4j.retrieval.linking import StoreLinking, strip_topic_markers
+from gretriever_neo4j.retrieval.in_memory import RetrievalParams
+from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
+from gretriever_neo4j.retrievers.neo4j import Retrieval, Retriever
+
+def relation_cache_path(embedder: str):
+    from gretriever_neo4j.settings import gqa_home
+
+    return gqa_home() / "cache" / "relation_texts" / (re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder) + ".npz")
+
+
+DESCRIPTION = "relation paths (zero-shot: linked entities, then the relations that match the question)"
+
+
+class _TextsWhileWalking:
+    """What `StoreGraphSource` asks of the store, answered with node texts while the beam walks: incident triples
+    come with the texts of their ends (`GraphStore.kg_incident_texts`), and a node is registered without its
+    vector, which `TextsFirstSource.node_vectors` fetches for the chosen subgraph only."""
+
+    def __init__(self, store):
+        self.store = store
+        self.texts: dict[str, str] = {}
+
+    def kg_incident(self, graph: str, keys, limit: int):
+        by_key = self.store.kg_incident_texts(graph, keys, limit)
+        for rows in by_key.values():
+            for row in rows:
+                self.texts[row["src"]] = row["src_text"] or ""
+                self.texts[row["dst"]] = row["dst_text"] or ""
+        return by_key
+
+    def kg_node_vectors(self, graph: str, keys):
+        missing = [k for k in keys if k not in self.texts]
+        if missing:  # seeds: not met through an incident edge yet
+            for row in self.store.kg_node_vectors(graph, missing):
+                self.texts[row["key"]] = row["text"] or ""
+        return [{"key": k, "text": self.texts[k], "embedding": None, "degree": 0} for k in keys if k in self.texts]
+
+    def kg_relation_vectors(self, graph: str, texts):
+        return self.store.kg_relation_vectors(graph, texts)
+
+
+def texts_first_source(store, graph: str):
+    from gretriever_neo4j.retrieval.learned import StoreGraphSource
+
+    class TextsFirstSource(StoreGraphSource):
+        def node_vectors(self, nodes: np.ndarray) -> np.ndarray:
+            ids = np.asarray(nodes, dtype=np.int64).tolist()
+            missing = [n for n in dict.fromkeys(ids) if self._node_vectors[n].ndim == 0]
+            if missing:
+                rows = {row["key"]: row for row in store.kg_node_vectors(graph, [self._node_keys[n] for n in missing])}
+                for n in missing:
+                    self._node_vectors[n] = np.asarray(rows[self._node_keys[n]]["embedding"], dtype=np.float32)
+            return super().node_vectors(nodes)
+
+        def candidate_graph(self, nodes: np.ndarray, edges: np.ndarray):
+            if self._node_keys:  # the vectors of the chosen nodes (and of node 0, which tells the width)
+                self.node_vectors(np.concatenate([[0], np.asarray(nodes, dtype=np.int64).reshape(-1)]))
+            return super().candidate_graph(nodes, edges)
+
+    return TextsFirstSource(_TextsWhileWalking(store), graph)
+
+
+class PathRetrievalAdapter:
+    def __init__(self, retriever: Retriever, config: PathConfig = PathConfig(), cache=None):
+        self.static = retriever
+        self.store, self.embedder = retriever.store, retriever.embedder
+        self.config = config
+        self.cache = cache
+        self.relations = RelationTexts.shared(self.embedder.embed)
+        self._warmed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def warm(self, graph: str) -> None:
+        """What a first question would pay for, paid now (a server's preload)."""
+        self._warm(graph)
+
+    def _warm(self, graph: str) -> None:
+        """Every relation text of the graph embedded once, in batches, and kept on disk between processes
+        (GQA_HOME/cache/relation_texts/<embedder>.npz): a first question then embeds nothing but itself."""
+        with self._lock:
+            if graph in self._warmed:
+                return
+            path = relation_cache_path(self.embedder.name)
+            if not self.relations.known and path.is_file():
+                try:
+                    with np.load(path, allow_pickle=False) as data:
+                        self.relations.known.update(zip(data["texts"].tolist(), data["vectors"]))
+                except (OSError, ValueError, KeyError):
+                    pass  # a damaged cache is rebuilt
+            if self.relations.warm(self.store.kg_relation_texts(graph)):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                texts = list(self.relations.known)
+                partial = path.with_name(f".{path.name}.{os.getpid()}.npz")
+                np.savez(partial, texts=np.asarray(texts), vectors=np.stack([self.relations.known[t] for t in texts]))
+                partial.replace(path)
+            self._warmed.add(graph)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
+
+    def _retriever(self, graph: str) -> PathRetriever:
+        self._warm(graph)
+        if self.cache is not None:
+            cached = self.cache.get(graph)
+            if cached is not None:
+                with cached.extras_lock:
+                    key = ("paths",)
+                    if key not in cached.extras:
+                        cached.extras[key] = PathRetriever(cached.kg, self._embed, self.config,
+                                                           relations=self.relations, graph_name=graph)
+                    return cached.extras[key]
+        return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
+                             graph_name=graph, linking=StoreLinking(self.store))
+
+    def retrieve(self, question: str, *, graph: str | None = None, record: bool = True, **_ignored) -> Retrieval:
+        from gretriever_neo4j.errors import InputError
+        from gretriever_neo4j.retrieval.textualize import count_tokens
+
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty", field="question")
+        if graph is None:
+            raise ConfigError("relation-path retrieval needs --graph (a stored knowledge graph)")
+        info = self.store.graph_info(graph)
+        if info is None:
+            raise unknown_graph(graph)
+        if info["kind"] != "kg":
+            raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
+                              f"(use --retriever static)")
+        started = time.perf_counter()
+        text = strip_topic_markers(question)
+        query = self.embedder.embed_query(text)
+        embed_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        result = self._retriever(graph).retrieve(text, query.vector)
+        timings = {"embed": embed_ms, "paths": (time.perf_counter() - started) * 1000}
+        timings["total"] = sum(timings.values())
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.strip(), graph=graph,
+                              dataset=info["dataset"], params=RetrievalParams(), result=result, timings_ms=timings,
+                              tokens=count_tokens(result.text, self.embedder.tokenizer), retriever="paths")
+        if record:
+            self.static._record(retrieval)
+        return retrieval

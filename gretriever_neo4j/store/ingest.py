@@ -1,0 +1,269 @@
+"""Loader records -> embeddings -> Neo4j, in batches that are transactions.
+
+`sync`: the stored graph is made equal to the source (`SourceIndex`): what the source no longer holds is
+deleted afterwards, in batches.
+
+Idempotent and resumable: nodes and edges are merged on their identity, and a batch first asks the store which of
+its nodes and edges are already stored with a vector, so a second run (or the rest of an interrupted one) embeds
+and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
+malformed row anywhere fails the run before anything is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
+from gretriever_neo4j.store.graph_store import GraphStore, WriteBatch, vectors_param
+
+
+@dataclass
+class IngestReport:
+    dataset: str
+    graphs: int = 0
+    nodes_read: int = 0
+    edges_read: int = 0
+    questions: int = 0
+    nodes_written: int = 0
+    edges_written: int = 0
+    texts_embedded: int = 0
+    batches: int = 0
+    bad_rows: list[InputError] = field(default_factory=list)
+    graph_ids: set[str] = field(default_factory=set, repr=False)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    write_seconds: float = 0.0  # in the writer thread, overlapping the next batch's embedding
+    nodes_deleted: int = 0  # --sync: what the source no longer holds
+    edges_deleted: int = 0
+    questions_deleted: int = 0
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in self.__dict__.items() if k not in ("bad_rows", "graph_ids")}
+        data["bad_rows"] = len(self.bad_rows)
+        return data
+
+
+@dataclass
+class Progress:
+    """What a progress bar needs after each batch."""
+
+    records_done: int
+    records_total: int | None
+    nodes_written: int
+    edges_written: int
+    texts_embedded: int
+    embed_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+
+def count_records(records: Iterable[Record]) -> int:
+    """Reads the whole source once; raises the first InputError before anything is written."""
+    return sum(1 for _ in records)
+
+
+def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[str]], np.ndarray], *,
+           dataset: str, total: int | None = None, max_batch_items: int = 5000,
+           on_progress: Callable[[Progress], None] | None = None,
+           bad_rows: list[InputError] | None = None) -> IngestReport:
+    """Writes every record; `embed(texts)` returns normalised vectors, one row per text."""
+    started = time.perf_counter()
+    report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
+    done = 0
+    # Batch n is written (a transaction in the Neo4j process) while batch n+1 is embedded here. A node that both
+    # carry is then merged twice, which MERGE makes harmless; the embedder's cache makes its vector free.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gqa-writer") as writer:
+        pending: Future | None = None
+        for chunk in _chunks(records, max_batch_items):
+            report.batches += 1
+            batch = _prepare_chunk(chunk, store, embed, report)
+            if pending is not None:
+                pending.result()
+            pending = writer.submit(_write, store, batch, report)
+            done += len(chunk)
+            if on_progress:
+                on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded,
+                                     report.embed_seconds, report.write_seconds))
+        if pending is not None:
+            pending.result()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write(store: GraphStore, batch: WriteBatch, report: IngestReport) -> None:
+    started = time.perf_counter()
+    store.write_batch(batch)
+    report.write_seconds += time.perf_counter() - started
+    report.nodes_written += len(batch.nodes)
+    report.edges_written += len(batch.edges)
+
+
+def _chunks(records: Iterable[Record], max_items: int) -> Iterator[list[Record]]:
+    chunk: list[Record] = []
+    size = 0
+    for record in records:
+        chunk.append(record)
+        size += 1 + (len(record.nodes) + len(record.edges) if isinstance(record, GraphRecord) else 0)
+        if size >= max_items:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport) -> WriteBatch:
+    graphs: dict[str, dict] = {}
+    nodes: dict[tuple[str, str], dict] = {}
+    edges: dict[tuple[str, str, str, str], dict] = {}
+    questions: list[dict] = []
+    for record in chunk:
+        if isinstance(record, GraphRecord):
+            if record.graph_id not in graphs:
+                graphs[record.graph_id] = {"id": record.graph_id, "dataset": record.dataset, "kind": record.kind}
+            for node in record.nodes:
+                nodes[(record.graph_id, node.key)] = {"graph": record.graph_id, "dataset": record.dataset,
+                                                      "key": node.key, "text": node.text}
+            for edge in record.edges:
+                edges[(record.graph_id, edge.src, edge.text, edge.dst)] = {
+                    "graph": record.graph_id, "dataset": record.dataset,
+                    "src": edge.src, "text": edge.text, "dst": edge.dst}
+            report.nodes_read += len(record.nodes)
+            report.edges_read += len(record.edges)
+        elif isinstance(record, QuestionRecord):
+            questions.append({"dataset": record.dataset, "qid": record.qid, "text": record.text,
+                              "answers": list(record.answers), "split": record.split, "graph": record.graph_id,
+                              "topic_entities": list(record.topic_entities)})
+            report.questions += 1
+    report.graph_ids.update(graphs)
+    report.graphs = len(report.graph_ids)
+
+    node_rows = list(nodes.values())
+    edge_rows = list(edges.values())
+    have_nodes = store.embedded_nodes([{**row, "i": i} for i, row in enumerate(node_rows)])
+    have_edges = store.embedded_edges([{**row, "i": i} for i, row in enumerate(edge_rows)])
+    node_rows = [row for i, row in enumerate(node_rows) if i not in have_nodes]
+    edge_rows = [row for i, row in enumerate(edge_rows) if i not in have_edges]
+
+    batch = WriteBatch(graphs=list(graphs.values()), questions=questions)
+    t0 = time.perf_counter()
+    batch.nodes, batch.node_vectors = _with_vectors(node_rows, embed)
+    batch.edges, batch.edge_vectors = _with_vectors(edge_rows, embed)
+    report.embed_seconds += time.perf_counter() - t0
+    report.texts_embedded += len(batch.node_vectors) + len(batch.edge_vectors)
+    return batch
+
+
+def _with_vectors(rows: list[dict], embed) -> tuple[list[dict], list[list[float]]]:
+    """Each distinct text is sent once; rows refer to it by position."""
+    texts = list(dict.fromkeys(row["text"] for row in rows))
+    if not texts:
+        return [], []
+    slot = {text: i for i, text in enumerate(texts)}
+    vectors = vectors_param(embed(texts))
+    return [{**row, "vector": slot[row["text"]]} for row in rows], vectors
+
+
+@dataclass
+class IngestPlan:
+    """A validated source: reading it again yields the same records, and `total` of them."""
+
+    dataset: str
+    records: Callable[[], Iterator[Record]]
+    total: int
+    bad_rows: list[InputError]
+    sync: bool = False  # afterwards, delete what the source does not hold (`SourceIndex`)
+    sync_graphs: tuple[str, ...] = ()  # graphs to sync even when the source wrote nothing to them
+
+
+def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = None, skip_bad: bool = False,
+                sync: bool = False, **options) -> IngestPlan:
+    """Reads the whole source once without writing: a bad row fails here, unless `skip_bad` collects it.
+    `sync`: the plan also deletes what the source does not hold (from the graph `options["graph"]` names, too,
+    when the source turns out empty)."""
+    from gretriever_neo4j.loaders import get_loader
+
+    if sync and limit is not None:
+        raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
+    graph = options.get("graph")
+    sync_graphs = (graph.strip(),) if sync and isinstance(graph, str) and graph.strip() else ()
+    loader = get_loader(dataset)
+    options = {k: v for k, v in options.items() if v is not None}
+    bad_rows: list[InputError] = []
+
+    def records(on_bad) -> Iterator[Record]:
+        return loader.read(source, limit=limit, on_bad_row=on_bad if skip_bad else None, **options)
+
+    total = count_records(records(bad_rows.append))
+    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows, sync, sync_graphs)
+
+
+def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
+                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None) -> IngestReport:
+    """Prepares the schema for the embedder, then writes the planned records batch by batch.
+
+    A sync plan: afterwards, delete from every graph the source wrote (and from `plan.sync_graphs`, for a source
+    that may be empty) the edges, nodes and questions it no longer holds (`SourceIndex`)."""
+    store.ensure_schema(embedder.name, embedder.dim, reembed=reembed)
+    if reembed:
+        store.reembed(embedder.embed)
+    before = embedder.texts_embedded
+    index = SourceIndex(plan.sync_graphs) if plan.sync else None
+    records = index.watch(plan.records()) if index is not None else plan.records()
+    report = ingest(records, store, embedder.embed, dataset=plan.dataset, total=plan.total,
+                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows)
+    report.texts_embedded = embedder.texts_embedded - before
+    if index is not None:
+        index.sweep(store, report)
+    store.await_indexes()
+    return report
+
+
+class SourceIndex:
+    """What a source holds, per graph: node keys, edge identities (src, text, dst), question ids.
+
+    A sync upserts the source first (unchanged items are skipped, changed texts re-embedded), then compares
+    the stored graph with this index and deletes the difference, edges before nodes. Both steps are idempotent
+    and the index is rebuilt from the source on every run, so a sync interrupted anywhere and run again ends
+    with exactly the source's nodes and edges."""
+
+    def __init__(self, graphs: Iterable[str] = ()):
+        self.nodes: dict[str, set[str]] = {graph: set() for graph in graphs}
+        self.edges: dict[str, set[tuple[str, str, str]]] = {graph: set() for graph in self.nodes}
+        self.questions: dict[tuple[str, str], set[str]] = {}
+
+    def watch(self, records: Iterable[Record]) -> Iterator[Record]:
+        for record in records:
+            if isinstance(record, GraphRecord):
+                self.nodes.setdefault(record.graph_id, set()).update(node.key for node in record.nodes)
+                self.edges.setdefault(record.graph_id, set()).update(
+                    (edge.src, edge.text, edge.dst) for edge in record.edges)
+            elif isinstance(record, QuestionRecord):
+                self.questions.setdefault((record.dataset, record.graph_id), set()).add(record.qid)
+            yield record
+
+    def sweep(self, store: GraphStore, report: IngestReport) -> None:
+        for graph, keys in self.nodes.items():
+            edges = self.edges.get(graph, set())
+            stale_edges = [{"src": row["src"], "text": row["text"], "dst": row["dst"]}
+                           for row in store.kg_triples(graph) if (row["src"], row["text"], row["dst"]) not in edges]
+            report.edges_deleted += store.delete_edges(graph, stale_edges)
+            stale_nodes = [row["key"] for row in store.kg_nodes(graph, with_embeddings=False) if row["key"] not in keys]
+            report.nodes_deleted += store.delete_nodes(graph, stale_nodes)
+            if stale_edges or stale_nodes:
+                store.bump_graph_version(graph)
+        for (dataset, graph), qids in self.questions.items():
+            report.questions_deleted += store.delete_questions_except(dataset, graph, qids)
+
+
+def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
+                   limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
+                   max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
+                   sync: bool = False, **options) -> IngestReport:
+    plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
+    return execute_plan(plan, store, embedder, reembed=reembed, max_batch_items=max_batch_items,
+                        on_progress=on_progress)
