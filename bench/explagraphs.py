@@ -33,14 +33,15 @@ PAPER_LLAMA2_7B = {"inference-only": 0.5650, "prompt-tuning": 0.5763, "g-retriev
 
 def _samples(split: str, limit: int | None):
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.retrievers.neo4j import Retriever
+    from gretriever_neo4j.retrievers.base import RetrievalContext
+    from gretriever_neo4j.retrievers.neo4j import StaticRetriever
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
     from gretriever_neo4j.train.data import build_samples, static_settings
 
     embedder = Embedder()
     with connected(Neo4jSettings.from_env()) as store:
-        retriever = Retriever(store, embedder)
+        retriever = StaticRetriever(RetrievalContext(store, embedder))
         return build_samples(store, retriever, "explagraphs", split, limit=limit,
                              settings=static_settings(retriever, "explagraphs"))
 

@@ -3,7 +3,7 @@
 The knowledge graph is built in memory from `kb.txt` with the MetaQA loader (no Neo4j needed); the split is the
 loader's (dev files split 80/20 into train/val with seed 42). The learned retriever is trained here on a fixed
 sample of the train split, checkpointed, reloaded from the checkpoint, and evaluated on a fixed sample of the val
-split; the static retrieval is `retrieval.in_memory.retrieve` with `default_params("metaqa")` over the whole KG.
+split; the static retrieval is `retrieval.in_memory.retrieve` with `params_for("metaqa")` over the whole KG.
 Both get the same question vectors (brackets stripped). Reported per hop: topic-entity recall (the topic among
 the seeds), answer-in-subgraph at budgets 10/25/50/100/200 edges (learned) and at PCST's own size (static),
 answer coverage, median subgraph nodes/edges/tokens, retrieval latency p50/p95 given the question vector
@@ -44,7 +44,7 @@ from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfi
                                                 answer_hit, percentile, save_checkpoint, subgraph_size,
                                                 train_retriever, training_texts)
 from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
-from gretriever_neo4j.retrieval.in_memory import default_params
+from gretriever_neo4j.retrieval.params import params_for
 from gretriever_neo4j.retrieval.in_memory import retrieve as static_retrieve
 from gretriever_neo4j.settings import gqa_home
 
@@ -118,7 +118,7 @@ def evaluate_learned(retriever: LearnedRetriever, questions, vectors) -> dict[in
 
 def evaluate_static(kg: KnowledgeGraph, questions, vectors) -> dict[int, dict]:
     graph = kg.to_whole_candidate_graph()
-    params = default_params("metaqa")
+    params = params_for("metaqa")
     rows: dict[int, list[dict]] = {hop: [] for hop in HOPS}
     for question, vector in zip(questions, vectors):
         started = time.perf_counter()

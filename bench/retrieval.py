@@ -27,7 +27,9 @@ from rich.table import Table
 
 from gretriever_neo4j.embedding.embedder import Embedder
 from gretriever_neo4j.retrieval.in_memory import retrieve as reference_retrieve
-from gretriever_neo4j.retrievers.neo4j import Retriever, params_for
+from gretriever_neo4j.retrieval.params import params_for
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from gretriever_neo4j.settings import Neo4jSettings
 from gretriever_neo4j.store.graph_store import connected
 
@@ -71,7 +73,7 @@ def main() -> int:
     rows: dict[str, dict[str, list]] = {}
     with connected(Neo4jSettings.from_env()) as store:
         questions = sample_questions(store, args.per_hop, args.webqsp)
-        retriever = Retriever(store, embedder)
+        retriever = StaticRetriever(RetrievalContext(store, embedder))
         graphs = sorted({q["graph"] for q in questions})
         in_memory, load_seconds = {}, {}
         for graph in graphs:

@@ -130,9 +130,10 @@ def main() -> int:
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
     from gretriever_neo4j.store.ingest import ingest
-    from gretriever_neo4j.retrievers.learned import LearnedRetrievalAdapter
+    from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
     from gretriever_neo4j.artifacts.registry import legacy_retriever, load_trained
-    from gretriever_neo4j.retrievers.neo4j import Retriever
+    from gretriever_neo4j.retrievers.base import RetrievalContext
+    from gretriever_neo4j.retrievers.neo4j import StaticRetriever
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 
@@ -167,8 +168,9 @@ def main() -> int:
                        "edges_written": report.edges_written, "ingest_s": seconds,
                        "edges_per_s": report.edges_written / seconds, "nodes_per_s": distinct / seconds,
                        "store_mib_added": (store_size_mib() - size_before) if size_before is not None else None}
-                static = Retriever(store, embedder)
-                learned = LearnedRetrievalAdapter(static, checkpoint) if checkpoint else None
+                context = RetrievalContext(store, embedder)
+                static = StaticRetriever(context)
+                learned = LearnedKGRetriever(context, checkpoint) if checkpoint else None
                 for kind, retriever in (("static", static), ("learned", learned)):
                     if retriever is not None:
                         row.update(latencies(kind, retriever, graph, asked))
@@ -189,9 +191,9 @@ def main() -> int:
                 cache.load(graph)
                 row["cache_load_s"], row["cache_rss_added_mib"] = (time.perf_counter() - started,
                                                                    current_rss_mib() - rss_before)
-                row.update(latencies("cached_static", CachedStaticRetriever(static, cache), graph, asked))
+                row.update(latencies("cached_static", CachedStaticRetriever(context, cache), graph, asked))
                 if checkpoint:
-                    row.update(latencies("cached_learned", LearnedRetrievalAdapter(static, checkpoint, cache=cache),
+                    row.update(latencies("cached_learned", LearnedKGRetriever(context, checkpoint, cache=cache),
                                          graph, asked))
                 del cache
                 gc.collect()

@@ -168,7 +168,7 @@ def run_webqsp(args, store, embedder, work: Path) -> dict:
     for kind in ("static", "learned"):
         hits, edges, started = [], [], time.perf_counter()
         for q in test:
-            retrieval, _ = qa.retrieve(q["text"], graph=graph, kind=kind, record=False)
+            retrieval = qa.retrieve(q["text"], graph=graph, kind=kind, record=False)
             hits.append(answer_in_subgraph(retrieval, q["answers"]))
             edges.append(len(retrieval.result.subgraph.edges))
         out[kind] = {"questions": len(test), "answer_in_subgraph": float(np.mean(hits)) if hits else None,

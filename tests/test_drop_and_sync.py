@@ -47,9 +47,10 @@ def test_drop_removes_everything_of_the_graph_and_nothing_else(store, embedder, 
     questions.write_text("".join(f"what follows e{i}\te{i + 1}\te{i}\n" for i in range(10)))
     ingest_questions(store, embedder, keep, questions)
     ingest_questions(store, embedder, gone, questions)
-    from gretriever_neo4j.retrievers.neo4j import Retriever
+    from gretriever_neo4j.retrievers.base import RetrievalContext
+    from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
-    Retriever(store, embedder).retrieve("what follows e3", graph=gone)  # a recorded retrieval
+    StaticRetriever(RetrievalContext(store, embedder)).retrieve("what follows e3", graph=gone)  # a recorded retrieval
     before_keep = _counts(store, keep)
     assert before_keep == _counts(store, gone) == (31, 30, 10)
     assert store.graph_counts(gone)["retrievals"] == 1

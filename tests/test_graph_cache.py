@@ -10,7 +10,8 @@ import pytest
 from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
 from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
-from gretriever_neo4j.retrievers.neo4j import Retriever
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from test_retriever import QUESTIONS, _random_kg
 
 pytestmark = pytest.mark.neo4j
@@ -23,7 +24,8 @@ def test_cached_retrieval_equals_the_neo4j_path(store, embedder, seed):
     store.await_indexes()
     cache = GraphCache(store)
     assert cache.load(graph) is not None
-    neo4j, cached = Retriever(store, embedder), CachedStaticRetriever(Retriever(store, embedder), cache)
+    context = RetrievalContext(store, embedder)
+    neo4j, cached = StaticRetriever(context), CachedStaticRetriever(context, cache)
     for question in QUESTIONS:
         a = neo4j.retrieve(question, graph=graph, record=False).result
         b = cached.retrieve(question, graph=graph, record=False).result

@@ -17,8 +17,10 @@ from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.pcst import PcstParams
-from gretriever_neo4j.retrieval.in_memory import RetrievalParams, retrieve
-from gretriever_neo4j.retrievers.neo4j import Retriever
+from gretriever_neo4j.retrieval.in_memory import retrieve
+from gretriever_neo4j.retrieval.params import RetrievalParams
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[1]
@@ -44,7 +46,7 @@ def _random_kg(seed: int, graph: str, dataset: str, edges: int = 40) -> GraphRec
 
 
 def _stored_graph(store, graph: str, embedder) -> CandidateGraph:
-    return Retriever(store, embedder).whole_graph(graph)
+    return StaticRetriever(RetrievalContext(store, embedder)).whole_graph(graph)
 
 
 QUESTIONS = ["what else did ben franklin invent", "who discovered radium", "what is Alan Turing known for",
@@ -58,7 +60,7 @@ def test_neo4j_path_equals_reference_path(store, embedder, seed):
            dataset=store.test_prefix)
     store.await_indexes()
     reference_graph = _stored_graph(store, graph, embedder)
-    retriever = Retriever(store, embedder)
+    retriever = StaticRetriever(RetrievalContext(store, embedder))
     params = RetrievalParams(seed_k=3, seed_k_edges=3, hops=2, fanout=4 + seed, max_nodes=12, max_edges=20)
     for question in QUESTIONS:
         ours = retriever.retrieve(question, graph=graph, params=params, record=False)
@@ -81,7 +83,7 @@ def test_whole_graph_and_empty_graph_parity(store, embedder):
                                 Edge("3", "play in", "5"), Edge("6", "walk", "3"), Edge("10", "hold", "7")])
     ingest([record, GraphRecord(graph_id=empty, dataset=store.test_prefix, kind="per-sample")], store,
            embedder.embed, dataset=store.test_prefix)
-    retriever = Retriever(store, embedder)
+    retriever = StaticRetriever(RetrievalContext(store, embedder))
     params = RetrievalParams(whole_graph=True, pcst=PcstParams(0, 0, 0.5))  # ExplaGraphs: the whole graph
     for graph in (per_sample, empty):
         ours = retriever.retrieve("do dogs chase cats?", graph=graph, params=params, record=False)
@@ -99,7 +101,7 @@ def test_whole_graph_and_empty_graph_parity(store, embedder):
 def test_recorded_retrieval_statement_returns_exactly_its_subgraph(store, embedder, neo4j_settings):
     graph = f"{store.test_prefix}-rec"
     ingest([_random_kg(7, graph, store.test_prefix)], store, embedder.embed, dataset=store.test_prefix)
-    retrieval = Retriever(store, embedder).retrieve("what else did ben franklin invent", graph=graph)
+    retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve("what else did ben franklin invent", graph=graph)
     sub = retrieval.result.subgraph
     nodes, rels = store.retrieval_subgraph(retrieval.id)
     assert nodes == set(sub.node_refs) and rels == {e.ref for e in sub.edges}
@@ -128,10 +130,10 @@ def test_questions_and_graph_names_are_data(store, embedder, text):
     graph = f"{store.test_prefix}-safe"
     ingest([_random_kg(3, graph, store.test_prefix)], store, embedder.embed, dataset=store.test_prefix)
     before = store.stats()[store.test_prefix]
-    retrieval = Retriever(store, embedder).retrieve(text, graph=graph)
+    retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve(text, graph=graph)
     assert store.retrieval(retrieval.id)["question"] == text
     with pytest.raises(ConfigError, match="no stored graph"):
-        Retriever(store, embedder).retrieve("what did franklin invent", graph=text)
+        StaticRetriever(RetrievalContext(store, embedder)).retrieve("what did franklin invent", graph=text)
     assert store.stats()[store.test_prefix] == before
     assert {row["name"] for row in store.index_states()} == {"node_embedding", "rel_embedding", "node_text"}
 
@@ -139,7 +141,7 @@ def test_questions_and_graph_names_are_data(store, embedder, text):
 def test_bad_questions(store, embedder):
     graph = f"{store.test_prefix}-bad"
     ingest([_random_kg(4, graph, store.test_prefix)], store, embedder.embed, dataset=store.test_prefix)
-    retriever = Retriever(store, embedder)
+    retriever = StaticRetriever(RetrievalContext(store, embedder))
     for empty in ("", "   \n\t"):
         with pytest.raises(InputError, match="empty"):
             retriever.retrieve(empty, graph=graph)
@@ -152,7 +154,7 @@ def test_other_dimension_embedder_is_refused(store, embedder):
         name, dim, max_seq_length = "wide/model", 768, 512
 
     with pytest.raises(ConfigError, match="768"):
-        Retriever(store, Wider()).retrieve("anything")
+        StaticRetriever(RetrievalContext(store, Wider())).retrieve("anything")
 
 
 def test_cli_ask_retrieve_only_ben_franklin(store):

@@ -12,7 +12,8 @@ import pytest
 
 from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
-from gretriever_neo4j.retrievers.neo4j import Retriever
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from gretriever_neo4j.store.graph_store import GraphStore, open_driver
 
 pytestmark = pytest.mark.neo4j
@@ -33,7 +34,7 @@ def test_the_routing_scheme_reads_and_writes(neo4j_settings, embedder):
         report = ingest([record], store, embedder.embed, dataset=graph)
         assert (report.nodes_written, report.edges_written) == (2, 1)
         assert store.graph_info(graph)["kind"] == "kg" and store.graph_version(graph) >= 1
-        retrieval = Retriever(store, embedder).retrieve("who directed Heat", graph=graph)
+        retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve("who directed Heat", graph=graph)
         assert {"Heat", "Michael Mann"} <= set(retrieval.result.subgraph.node_keys)
         assert store.retrieval(retrieval.id)["question"] == "who directed Heat"
         assert driver.get_server_info().address is not None

@@ -17,7 +17,8 @@ import torch
 
 from ..errors import ConfigError
 from ..model.sample import QASample, answers_label, format_question
-from ..retrieval.in_memory import RetrievalResult, params_to_dict
+from ..retrieval.in_memory import RetrievalResult
+from ..retrieval.params import params_to_dict
 from ..settings import gqa_home
 
 _TOPIC_MARKERS = re.compile(r"\[([^\]]*)\]")
@@ -142,7 +143,7 @@ def build_samples(store, retriever, dataset: str, split: str, *, limit: int | No
 
 def static_settings(retriever, dataset: str) -> dict:
     """What keys the cache for the static retrieval: its parameters for this dataset's graphs."""
-    from ..retrievers.neo4j import params_for
+    from ..retrieval.params import params_for
 
     kind = "per-sample" if dataset in CLASSIFICATION else "kg"
     return {"retriever": "static", "params": params_to_dict(params_for(dataset, kind))}

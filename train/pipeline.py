@@ -264,7 +264,7 @@ def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
     from ..reader import reader_input
     from ..retrieval.linking import strip_topic_markers
     from ..retrieval.in_memory import retrieve as static_retrieve
-    from ..retrievers.neo4j import params_for
+    from ..retrieval.params import params_for
 
     texts = [strip_topic_markers(q["text"]) for q in rows]
     vectors = _embed_fn(embedder)(texts) if texts else np.zeros((0, embedder.dim), np.float32)

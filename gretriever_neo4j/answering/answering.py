@@ -21,7 +21,7 @@ from typing import Any
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, answer_text, check_citations
-from gretriever_neo4j.retrievers.neo4j import Retrieval
+from gretriever_neo4j.retrievers.base import Retrieval
 
 MODES = ("auto", "grounded", "free-text")
 

@@ -13,19 +13,11 @@ from gretriever_neo4j.cli.app import app, connection_settings, console, err_cons
 from gretriever_neo4j.errors import GqaError, NotFoundError
 
 
-def _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e, graph, store) -> dict:
-    """Single retrieval parameters that override the graph's paper defaults (static retrieval)."""
-    from gretriever_neo4j.retrieval.pcst import PcstParams
-    from gretriever_neo4j.retrievers.neo4j import params_for
-
-    overrides = {"seed_k": seed_k, "seed_k_edges": seed_k_edges, "hops": hops, "fanout": fanout,
-                 "max_nodes": max_nodes, "max_edges": max_edges}
-    pcst_fields = {"topk": topk, "topk_e": topk_e, "cost_e": cost_e}
-    if any(v is not None for v in pcst_fields.values()):
-        info = store.graph_info(graph) if graph else None
-        base = params_for(info and info["dataset"], info and info["kind"]).pcst
-        overrides["pcst"] = PcstParams(**{k: (v if v is not None else getattr(base, k)) for k, v in pcst_fields.items()})
-    return {k: v for k, v in overrides.items() if v is not None}
+def _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e) -> dict:
+    """Single retrieval parameters that override the graph's paper defaults (`retrieval.params.with_overrides`)."""
+    given = {"seed_k": seed_k, "seed_k_edges": seed_k_edges, "hops": hops, "fanout": fanout, "max_nodes": max_nodes,
+             "max_edges": max_edges, "topk": topk, "topk_e": topk_e, "cost_e": cost_e}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 def make_qa(store, embedder: Optional[str], *, mode: str = "auto", checkpoint=None, llm=None, device="auto",
@@ -103,12 +95,11 @@ def ask(
             return
     quiet = as_json or lines is not None
     with store_session() as store:
-        overrides = _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e,
-                               graph, store)
+        overrides = _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e)
         qa = make_qa(store, embedder, mode="free-text" if free_text else "auto", checkpoint=checkpoint, llm=llm,
                      device=device, use_llm=not reader_only, reader=reader, quiet=quiet, llm_when=llm_when)
         options = dict(graph=graph, kind=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
-                       **overrides)
+                       overrides=overrides)
         if lines is not None:
             from gretriever_neo4j.qa.batch import ask_many
 
@@ -226,7 +217,7 @@ def print_answer(answer: dict) -> None:
 def show(retrieval_id: str = typer.Argument(..., help="the id `gqa ask` printed (r-…)"),
          as_json: bool = typer.Option(False, "--json")) -> None:
     """Print a recorded retrieval again, with its Browser statement."""
-    from gretriever_neo4j.retrievers.neo4j import browser_link, browser_statement
+    from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
 
     statement = browser_statement(retrieval_id)
     with store_session() as store:

@@ -29,7 +29,7 @@ def train_retriever_command(
     """Train the learned retriever alone (question-conditioned triple scorer) on weak labels from a stored KG.
     `gqa train --graph G` trains it together with the reader."""
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.retrievers.learned import train_learned_retriever
+    from gretriever_neo4j.train.learned_retriever import train_learned_retriever
 
     with store_session() as store:
         dataset, graph = resolve_dataset(store, dataset, graph)
@@ -90,8 +90,7 @@ def _retriever_for(store, embedder, kind: str, checkpoint: Optional[Path], datas
     qa = QA(store, embedder)
     if graph is None or store.graph_info(graph) is None or store.graph_info(graph)["kind"] != "kg":
         graph = None  # per-sample datasets: the static retriever searches each sample's graph whole
-    retriever, _ = qa.retriever(graph, kind if graph else "static", checkpoint)
-    return retriever
+    return qa.retriever(graph, kind if graph else "static", checkpoint)
 
 
 class _TrainProgress:

@@ -36,7 +36,7 @@ def _request(url: str, body: dict | None = None, timeout: float = 600.0) -> dict
 
 def ask_server(question: str, *, graph: str | None, retriever: str, retrieve_only: bool, mode: str,
                llm_when: str) -> dict | None:
-    """The service's answer as `Asked.to_dict()` has it, or None when no server answers (then ask in-process).
+    """The service's answer as `QAResult.to_dict()` has it, or None when no server answers (then ask in-process).
     A server that answers with an error raises it as the CLI's own error (exit 1)."""
     base = server_url()
     if base is None:

@@ -9,18 +9,21 @@ retrieval (`path_retrieval`), and the paper's static retrieval (PCST) for per-sa
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gretriever_neo4j.answering.answering import Answer, Answering
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.retrievers.neo4j import Retrieval, Retriever
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, Retriever
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
 RETRIEVER_KINDS = ("auto", "static", "learned", "paths")
 
 
 @dataclass
-class Asked:
+class QAResult:
     retrieval: Retrieval
     answer: Answer | None
     retriever: str  # what retrieved, in words
@@ -36,21 +39,26 @@ class Asked:
 class QA:
     def __init__(self, store, embedder, *, browser_url: str | None = None, answering: Answering | None = None,
                  cache=None):
-        """`cache` (a `graph_cache.GraphCache`, for long-running processes): retrieve over graphs held in memory."""
+        """`cache` (a `retrievers.cached.GraphCache`, for long-running processes): retrieve over graphs held in
+        memory."""
         self.store = store
         self.embedder = embedder
-        self.static = Retriever(store, embedder, browser_url=browser_url)
+        self.context = RetrievalContext(store, embedder, browser_url=browser_url)
         self.cache = cache
         if cache is not None:
             from gretriever_neo4j.retrievers.cached import CachedStaticRetriever
 
-            self.static_retriever = CachedStaticRetriever(self.static, cache)
+            self.static: Retriever = CachedStaticRetriever(self.context, cache)
         else:
-            self.static_retriever = self.static
+            self.static = StaticRetriever(self.context)
         self.answering = answering or Answering(embedder)
-        self._learned: dict[Path, object] = {}
-        self._paths = None
-        self._learned_lock = threading.Lock()  # requests of a server share the adapters
+        self._learned: dict[Path, Retriever] = {}
+        self._paths: Retriever | None = None
+        self._learned_lock = threading.Lock()  # requests of a server share the retrievers
+
+    @property
+    def browser_url(self) -> str | None:
+        return self.context.browser_url
 
     def learned_checkpoint(self, graph: str | None) -> Path | None:
         """The learned retriever trained for `graph`: `gqa train`'s, else `gqa train-retriever`'s."""
@@ -67,12 +75,13 @@ class QA:
         legacy = legacy_retriever(graph)
         return legacy if legacy.is_file() else None
 
-    def path_retriever(self):
-        if self._paths is None:
-            from gretriever_neo4j.retrievers.paths import PathRetrievalAdapter
+    def path_retriever(self) -> Retriever:
+        with self._learned_lock:
+            if self._paths is None:
+                from gretriever_neo4j.retrievers.paths import PathKGRetriever
 
-            self._paths = PathRetrievalAdapter(self.static, cache=self.cache)
-        return self._paths
+                self._paths = PathKGRetriever(self.context, cache=self.cache)
+            return self._paths
 
     def _prefers_paths(self, graph: str | None) -> bool:
         """Auto over a KG: relation paths unless `gqa train` measured its learned retriever better there."""
@@ -88,21 +97,19 @@ class QA:
             return self.learned_checkpoint(graph) is None
         return trained.details.get("retrieval_choice", {}).get("retriever") == "paths"
 
-    def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None):
-        """(retriever, description). `kind`: auto (learned when trained for the graph and measured better there,
-        else relation paths over a KG, else static), static, learned, or paths."""
-        from gretriever_neo4j.retrievers.learned import LearnedRetrievalAdapter
+    def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None) -> Retriever:
+        """`kind`: auto (learned when trained for the graph and measured better there, else relation paths over a
+        KG, else static), static, learned, or paths."""
+        from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
 
         if kind not in RETRIEVER_KINDS:
             raise ConfigError(f"--retriever must be one of {', '.join(RETRIEVER_KINDS)}, not {kind!r}")
         if kind == "static":
-            return self.static_retriever, "static (PCST, the paper's)"
+            return self.static
         if kind == "paths" or (kind == "auto" and checkpoint is None and self._prefers_paths(graph)):
             if graph is None:
                 raise ConfigError("--retriever paths needs --graph naming a stored knowledge graph")
-            from gretriever_neo4j.retrievers.paths import DESCRIPTION
-
-            return self.path_retriever(), DESCRIPTION
+            return self.path_retriever()
         path = Path(checkpoint) if checkpoint else self.learned_checkpoint(graph)
         if path is None:
             if kind == "learned":
@@ -111,29 +118,27 @@ class QA:
                                       "--retriever-checkpoint)")
                 raise ConfigError(f"no learned retriever is trained for graph {graph!r}: run `gqa train --dataset "
                                   f"…` (or `gqa train-retriever`), or use --retriever static")
-            return self.static_retriever, "static (PCST, the paper's)"
+            return self.static
         with self._learned_lock:
             if path not in self._learned:
-                self._learned[path] = LearnedRetrievalAdapter(self.static, path, cache=self.cache)
-            return self._learned[path], f"learned {path}"
+                self._learned[path] = LearnedKGRetriever(self.context, path, cache=self.cache)
+            return self._learned[path]
 
     def retrieve(self, question: str, *, graph: str | None = None, kind: str = "auto",
-                 checkpoint: Path | None = None, record: bool = True, **overrides) -> tuple[Retrieval, str]:
-        retriever, described = self.retriever(graph, kind, checkpoint)
-        if retriever is self.static_retriever:
-            return retriever.retrieve(question, graph=graph, record=record, **overrides), described
-        if graph is None:  # (learned or relation paths: both need the KG)
-            raise ConfigError("the learned retriever needs --graph (the KG it was trained for)")
-        return retriever.retrieve(question, graph=graph, record=record), described
+                 checkpoint: Path | None = None, record: bool = True,
+                 overrides: Mapping[str, Any] | None = None) -> Retrieval:
+        """`overrides`: single retrieval parameters (seed_k, hops, …) over the graph's defaults."""
+        return self.retriever(graph, kind, checkpoint).retrieve(question, graph=graph, overrides=overrides,
+                                                                record=record)
 
     def ask(self, question: str, *, graph: str | None = None, kind: str = "auto", checkpoint: Path | None = None,
             answer: bool = True, record: bool = True, history: list[tuple[str, str]] | None = None,
-            **overrides) -> Asked:
-        retrieval, described = self.retrieve(question, graph=graph, kind=kind, checkpoint=checkpoint, record=record,
-                                              **overrides)
+            overrides: Mapping[str, Any] | None = None) -> QAResult:
+        retriever = self.retriever(graph, kind, checkpoint)
+        retrieval = retriever.retrieve(question, graph=graph, overrides=overrides, record=record)
         if not answer:
-            return Asked(retrieval, None, described)
-        return Asked(retrieval, self.answer(retrieval, history=history), described)
+            return QAResult(retrieval, None, retriever.description)
+        return QAResult(retrieval, self.answer(retrieval, history=history), retriever.description)
 
     def answer(self, retrieval: Retrieval, *, answering: Answering | None = None,
                history: list[tuple[str, str]] | None = None, streamer=None, cancel=None) -> Answer:

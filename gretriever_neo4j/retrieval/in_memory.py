@@ -9,52 +9,19 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
-from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.neighbourhood import InMemoryIncidence, expand
-from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams, Selection, pcst_with_params
+from gretriever_neo4j.retrieval.params import RetrievalParams
+from gretriever_neo4j.retrieval.pcst import Selection, pcst_with_params
 from gretriever_neo4j.retrieval.seeds import rank_top_by_rank
 from gretriever_neo4j.retrieval.textualize import TextualizedSubgraph, textualize
 
 STAGES = ("seeds", "neighbourhood", "pcst", "textualize")
-
-
-@dataclass(frozen=True)
-class RetrievalParams:
-    seed_k: int = 5  # nodes most similar to the question
-    seed_k_edges: int = 5  # edges most similar to the question; both endpoints become seeds
-    hops: int = 2
-    # Bounds of the candidate graph. Measured with bench/retrieval.py on MetaQA 1/2/3-hop: 50/500/2000 keep the answer
-    # in 0.52/0.25/0.37 of subgraphs, 10/100/300 in only 0.38/0.24/0.18, for about 1.4x less latency.
-    fanout: int = 50  # incident edges followed per node and hop
-    max_nodes: int = 500
-    max_edges: int = 2000
-    pcst: PcstParams = field(default_factory=lambda: DEFAULTS["webqsp"])
-    whole_graph: bool = False  # per-sample graphs: the candidate set is the whole graph, as in the paper
-
-    def __post_init__(self) -> None:
-        for name in ("seed_k", "seed_k_edges", "hops", "fanout", "max_nodes", "max_edges"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 0:
-                raise InputError(f"must be an integer >= 0, got {value!r}", field=name)
-
-
-def params_to_dict(params: RetrievalParams) -> dict:
-    """JSON-serialisable, PCST parameters nested."""
-    return asdict(params)
-
-
-def default_params(dataset: str) -> RetrievalParams:
-    """The paper's setting for a dataset: per-sample graphs are searched whole, knowledge graphs expanded."""
-    if dataset not in DEFAULTS:
-        raise ConfigError(f"no retrieval defaults for dataset {dataset!r}; known: {', '.join(sorted(DEFAULTS))}")
-    per_sample = dataset in ("explagraphs", "scenegraphs")
-    return RetrievalParams(pcst=DEFAULTS[dataset], whole_graph=per_sample)
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,12 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import uuid
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.in_memory import retrieve as retrieve_in_memory
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
 log = logging.getLogger(__name__)
 
@@ -117,46 +121,27 @@ class GraphCache:
 
 
 class CachedStaticRetriever:
-    """The paper's static retrieval over cached graphs, answering like `Retriever.retrieve` (and recorded the same
+    """The paper's static retrieval over cached graphs, answering like `StaticRetriever` (and recorded the same
     way); graphs not cached (yet), per-sample graphs and unscoped questions go through Neo4j."""
 
-    def __init__(self, static, cache: GraphCache):
-        self.static = static
-        self.store, self.embedder = static.store, static.embedder
+    kind = StaticRetriever.kind
+    description = StaticRetriever.description
+
+    def __init__(self, context: RetrievalContext, cache: GraphCache):
+        self.context = context
+        self.neo4j = StaticRetriever(context)
         self.cache = cache
 
-    def retrieve(self, question: str, *, graph: str | None = None, params=None, record: bool = True,
-                 **overrides):
-        from gretriever_neo4j.errors import InputError
-        from gretriever_neo4j.retrieval.in_memory import retrieve as reference_retrieve
-        from gretriever_neo4j.retrieval.textualize import count_tokens
-        from gretriever_neo4j.retrievers.neo4j import Retrieval, params_for
-
+    def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
+                 overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         cached = self.cache.get(graph) if graph is not None else None
         if cached is None:
-            return self.static.retrieve(question, graph=graph, params=params, record=record, **overrides)
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty", field="question")
-        question = question.strip()
-        self.static._check_schema()
-        started = time.perf_counter()
-        query = self.embedder.embed_query(question)
-        timings = {"embed": (time.perf_counter() - started) * 1000}
-        params = params or params_for(cached.info["dataset"], cached.info["kind"])
-        if overrides:
-            params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
-        result = reference_retrieve(cached.candidate, query.vector, params)
-        timings.update({stage: float(ms) for stage, ms in result.timings_ms.items()})
-        timings["total"] = sum(timings.values())
-        warnings = [f"the question has {query.tokens} tokens; the embedder reads only the first "
-                    f"{self.embedder.max_seq_length}"] if query.truncated else []
-        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph,
-                              dataset=cached.info["dataset"], params=params, result=result, timings_ms=timings,
-                              tokens=count_tokens(result.text, getattr(self.embedder, "tokenizer", None)),
-                              warnings=warnings)
-        if record:
-            self.static._record(retrieval)
-        return retrieval
+            return self.neo4j.retrieve(question, graph=graph, params=params, overrides=overrides, record=record)
+        asked = self.context.question(question)
+        params = with_overrides(params or params_for(cached.info["dataset"], cached.info["kind"]), overrides)
+        result = retrieve_in_memory(cached.candidate, asked.vector, params)
+        return self.context.finish(asked, graph=graph, dataset=cached.info["dataset"], params=params, result=result,
+                                   timings_ms=result.timings_ms, kind=self.kind, record=record)
 
 
 def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed) -> Any:

@@ -3,127 +3,60 @@
 Only data access differs from the in-memory reference (`retrieval.in_memory`): seeds come from the vector
 indexes, incident edges from `cypher/neighbourhood_incident.cypher`; expansion, PCST and textualisation are
 the same pure functions. Every retrieval is recorded as a `(:Retrieval)` node so that a person can open
-exactly its subgraph in Neo4j Browser.
+exactly its subgraph in Neo4j Browser (`retrievers.base.Recorder`).
 """
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.parse
-import uuid
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from gretriever_neo4j import cypher
-from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, unknown_graph
+from gretriever_neo4j.errors import DatabaseError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph, ScoredCandidateGraph
+from gretriever_neo4j.retrieval.in_memory import RetrievalResult, retrieve_from_candidates
 from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
-from gretriever_neo4j.retrieval.pcst import DEFAULTS
-from gretriever_neo4j.retrieval.in_memory import RetrievalParams, RetrievalResult, params_to_dict, retrieve_from_candidates
+from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
 from gretriever_neo4j.retrieval.seeds import seed_nodes
-from gretriever_neo4j.retrieval.textualize import count_tokens
-from gretriever_neo4j.store.graph_store import GraphStore
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since
 
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
 # the cut even where Java and numpy round a cosine differently in its last bits.
 _FANOUT_MARGIN = 8
 
 
-def params_for(dataset: str | None, kind: str | None) -> RetrievalParams:
-    """The paper's settings: per-sample graphs are searched whole, knowledge graphs expanded from seeds."""
-    pcst = DEFAULTS.get(dataset or "", DEFAULTS["webqsp"])
-    return RetrievalParams(pcst=pcst, whole_graph=kind == "per-sample")
+class StaticRetriever:
+    """The paper's retrieval (seeds, bounded neighbourhood, PCST) with Neo4j doing the data access."""
 
+    kind = "static"
+    description = "static (PCST, the paper's)"
 
-@dataclass
-class Retrieval:
-    """A retrieval as the user sees it: the result plus where to look at it in Neo4j Browser."""
-
-    id: str
-    question: str
-    graph: str
-    dataset: str
-    params: RetrievalParams
-    result: RetrievalResult
-    timings_ms: dict[str, float]
-    tokens: int
-    warnings: list[str] = field(default_factory=list)
-    browser_url: str = ""
-    browser_statement: str = ""
-    retriever: str = "static"  # which retriever made it: "static" (the paper's PCST) or "learned"
-
-    @property
-    def text(self) -> str:
-        return self.result.text
-
-    def to_dict(self) -> dict:
-        sub = self.result.subgraph
-        return {
-            "id": self.id,
-            "question": self.question,
-            "graph": self.graph,
-            "dataset": self.dataset,
-            "retriever": self.retriever,
-            "params": params_to_dict(self.params),
-            "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
-                      for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,
-                                                                sub.node_refs or [None] * len(sub.node_keys)))],
-            "edges": [{"src": e.src, "text": e.text, "dst": e.dst, "ref": e.ref} for e in sub.edges],
-            "seeds": list(self.result.seed_keys),
-            "textualized": self.text,
-            "tokens": self.tokens,
-            "timings_ms": self.timings_ms,
-            "warnings": self.warnings,
-            "browser_url": self.browser_url,
-            "browser_statement": self.browser_statement,
-        }
-
-
-class Retriever:
-    def __init__(self, store: GraphStore, embedder, *, browser_url: str | None = None):
-        self.store = store
-        self.embedder = embedder
-        self.browser_url = browser_url
-        self._checked_schema = False
+    def __init__(self, context: RetrievalContext):
+        self.context = context
+        self.store, self.embedder = context.store, context.embedder
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
-                 record: bool = True, **overrides) -> Retrieval:
-        """`overrides` replace single fields of the graph's default parameters (seed_k, hops, fanout, …)."""
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty", field="question")
-        question = question.strip()
-        self._check_schema()
+                 overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
+        asked = self.context.question(question)
+        vector = asked.vector
         timings: dict[str, float] = {}
-        warnings: list[str] = []
-
-        started = time.perf_counter()
-        query = self.embedder.embed_query(question)
-        timings["embed"] = _ms(started)
-        if query.truncated:
-            warnings.append(f"the question has {query.tokens} tokens; the embedder reads only the first "
-                            f"{self.embedder.max_seq_length}")
-        vector = query.vector
-
         graph, info = self._scope(graph, vector, timings)
-        if params is None:
-            params = params_for(info["dataset"], info["kind"])
-        if overrides:
-            params = replace(params, **{k: v for k, v in overrides.items() if v is not None})
+        params = with_overrides(params or params_for(info["dataset"], info["kind"]), overrides)
 
         if params.whole_graph:
             started = time.perf_counter()
             candidate = self.whole_graph(graph)
-            timings["fetch"] = _ms(started)
+            timings["fetch"] = ms_since(started)
             seeds: list[str] = []
         else:
             started = time.perf_counter()
             seeds = self._seeds(vector, graph, params)
-            timings["vector_search"] = timings.get("vector_search", 0.0) + _ms(started)
+            timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
             started = time.perf_counter()
             candidate = self._neighbourhood(graph, vector, seeds, params)
-            timings["neighbourhood"] = _ms(started)
+            timings["neighbourhood"] = ms_since(started)
 
         result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
         timings["pcst"] = result.timings_ms["pcst"]
@@ -131,43 +64,21 @@ class Retriever:
         if isinstance(candidate, ScoredCandidateGraph):
             started = time.perf_counter()
             self._fill_selected(graph, candidate, result)
-            timings["fetch"] = _ms(started)
-        tokens = count_tokens(result.text, getattr(self.embedder, "tokenizer", None))
-        timings["total"] = sum(timings.values())
-
-        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question, graph=graph,
-                              dataset=info["dataset"], params=params,
-                              result=result, timings_ms=timings, tokens=tokens, warnings=warnings)
-        if record:
-            self._record(retrieval)
-        return retrieval
+            timings["fetch"] = ms_since(started)
+        return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=params, result=result,
+                                   timings_ms=timings, kind=self.kind, record=record)
 
     # -- stages -----------------------------------------------------------------------------------
-    def _check_schema(self) -> None:
-        if self._checked_schema:
-            return
-        stored = self.store.embedder_info()
-        if stored is None:
-            raise DatabaseError("the database holds no graph yet: load one with `gqa ingest …`")
-        name, dim = stored
-        if dim != self.embedder.dim:
-            raise ConfigError(f"the stored vectors are {dim}-d ('{name}'), the embedder '{self.embedder.name}' "
-                              f"makes {self.embedder.dim}-d ones: use --embedder '{name}'")
-        self._checked_schema = True
-
     def _scope(self, graph: str | None, vector: np.ndarray, timings: dict[str, float]) -> tuple[str, dict]:
         """The graph to search: the one named, or else the graph of the node most similar to the question."""
         if graph is None:
             started = time.perf_counter()
             hits = self.store.seed_nodes(vector, 1, None)
-            timings["vector_search"] = _ms(started)
+            timings["vector_search"] = ms_since(started)
             if not hits:
                 raise DatabaseError("no node is stored yet (or the vector index is still populating)")
             graph = hits[0]["graph"]
-        info = self.store.graph_info(graph)
-        if info is None:
-            raise unknown_graph(graph)
-        return graph, info
+        return graph, self.context.graph_info(graph)
 
     def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams) -> list[str]:
         nodes = self.store.seed_nodes(vector, params.seed_k, graph)
@@ -231,36 +142,3 @@ class Retriever:
             [(n["key"], n["text"], n["embedding"]) for n in nodes],
             [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],
             dim=self.embedder.dim, node_refs=[n["ref"] for n in nodes], edge_refs=[e["ref"] for e in edges])
-
-    def _record(self, retrieval: Retrieval) -> None:
-        sub = retrieval.result.subgraph
-        if sub.node_refs is not None:
-            node_refs = list(sub.node_refs)
-        else:
-            found = self.store.node_refs(retrieval.graph, sub.node_keys)
-            node_refs = [found[k] for k in sub.node_keys if k in found]
-        self.store.record_retrieval(
-            id=retrieval.id, question=retrieval.question, graph=retrieval.graph,
-            params=json.dumps(params_to_dict(retrieval.params)), node_refs=node_refs,
-            rel_refs=[e.ref for e in sub.edges if e.ref is not None], textualized=retrieval.text,
-            timings=json.dumps(retrieval.timings_ms))
-        retrieval.browser_statement = browser_statement(retrieval.id)
-        if self.browser_url:
-            retrieval.browser_url = browser_link(self.browser_url, retrieval.browser_statement)
-
-
-def browser_statement(retrieval_id: str) -> str:
-    """The statement that shows exactly one retrieval's subgraph; the id is ours (hex), written as a literal
-    so that it can be pasted into Browser as it is."""
-    if not retrieval_id.replace("-", "").isalnum():
-        raise InputError(f"not a retrieval id: {retrieval_id!r}", field="retrieval id")
-    return cypher.load("retrieval_subgraph").text.replace("$id", json.dumps(retrieval_id))
-
-
-def browser_link(browser_url: str, statement: str) -> str:
-    """Neo4j Browser opens with the statement in its editor (`?cmd=edit&arg=…`)."""
-    return f"{browser_url.rstrip('/')}/?cmd=edit&arg={urllib.parse.quote(statement)}"
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000.0

@@ -1,9 +1,9 @@
-"""Zero-shot relation-path retrieval as a product feature: `retrieve(question, graph=…)` like `Retriever.retrieve`.
+"""Zero-shot relation-path retrieval over a stored KG, behind the one `Retriever` protocol.
 
 The algorithm is `retrieval.relation_paths` (link the question's entities, follow the relations whose texts best
 match the question). Over Neo4j it reads only the incident edges it expands, through a `StoreGraphSource` made
 fresh for every request (a source caches what it fetched, so one per request keeps requests independent); a
-serving process with a `graph_cache.GraphCache` runs it over the graph held in memory instead. The embedded
+serving process with a `retrievers.cached.GraphCache` runs it over the graph held in memory instead. The embedded
 relation texts are shared by all requests (they depend on the relation text alone).
 """
 
@@ -13,15 +13,17 @@ import os
 import re
 import threading
 import time
-import uuid
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from gretriever_neo4j.errors import ConfigError, unknown_graph
+from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.linking import StoreLinking, strip_topic_markers
-from gretriever_neo4j.retrieval.in_memory import RetrievalParams
+from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
-from gretriever_neo4j.retrievers.neo4j import Retrieval, Retriever
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
+
 
 def relation_cache_path(embedder: str):
     from gretriever_neo4j.settings import gqa_home
@@ -81,10 +83,15 @@ def texts_first_source(store, graph: str):
     return TextsFirstSource(_TextsWhileWalking(store), graph)
 
 
-class PathRetrievalAdapter:
-    def __init__(self, retriever: Retriever, config: PathConfig = PathConfig(), cache=None):
-        self.static = retriever
-        self.store, self.embedder = retriever.store, retriever.embedder
+class PathKGRetriever:
+    """Zero-shot retrieval over a stored KG (no training): the `Retriever` protocol over `PathRetriever`."""
+
+    kind = "paths"
+    description = DESCRIPTION
+
+    def __init__(self, context: RetrievalContext, config: PathConfig = PathConfig(), cache=None):
+        self.context = context
+        self.store, self.embedder = context.store, context.embedder
         self.config = config
         self.cache = cache
         self.relations = RelationTexts.shared(self.embedder.embed)
@@ -133,31 +140,18 @@ class PathRetrievalAdapter:
         return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
                              graph_name=graph, linking=StoreLinking(self.store))
 
-    def retrieve(self, question: str, *, graph: str | None = None, record: bool = True, **_ignored) -> Retrieval:
-        from gretriever_neo4j.errors import InputError
-        from gretriever_neo4j.retrieval.textualize import count_tokens
-
-        if not isinstance(question, str) or not question.strip():
-            raise InputError("the question is empty", field="question")
+    def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
+                 overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         if graph is None:
             raise ConfigError("relation-path retrieval needs --graph (a stored knowledge graph)")
-        info = self.store.graph_info(graph)
-        if info is None:
-            raise unknown_graph(graph)
+        asked = self.context.question(question, embed_text=strip_topic_markers(question.strip())
+                                      if isinstance(question, str) else None)
+        info = self.context.graph_info(graph)
         if info["kind"] != "kg":
             raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
                               f"(use --retriever static)")
         started = time.perf_counter()
-        text = strip_topic_markers(question)
-        query = self.embedder.embed_query(text)
-        embed_ms = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        result = self._retriever(graph).retrieve(text, query.vector)
-        timings = {"embed": embed_ms, "paths": (time.perf_counter() - started) * 1000}
-        timings["total"] = sum(timings.values())
-        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.strip(), graph=graph,
-                              dataset=info["dataset"], params=RetrievalParams(), result=result, timings_ms=timings,
-                              tokens=count_tokens(result.text, self.embedder.tokenizer), retriever="paths")
-        if record:
-            self.static._record(retrieval)
-        return retrieval
+        result = self._retriever(graph).retrieve(asked.embedded, asked.vector)
+        return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
+                                   result=result, timings_ms={"paths": ms_since(started)}, kind=self.kind,
+                                   record=record, warnings=unused_parameters(self.kind, params, overrides))

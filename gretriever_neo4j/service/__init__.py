@@ -42,7 +42,7 @@ def _warm_retriever(qa, graph: str) -> None:
     """The preloaded graph's retriever does its one-time work (relation paths: embedding every relation text)
     before the first question."""
     try:
-        retriever, _ = qa.retriever(graph, "auto")
+        retriever = qa.retriever(graph, "auto")
         if hasattr(retriever, "warm"):
             retriever.warm(graph)
     except Exception as error:  # the first request that needs it will report it

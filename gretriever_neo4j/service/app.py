@@ -174,13 +174,13 @@ def create_app(runtime: Runtime) -> FastAPI:
 
     @app.get("/api/retrievals/{retrieval_id}")
     async def retrieval(retrieval_id: str) -> dict:
-        from gretriever_neo4j.retrievers.neo4j import browser_link, browser_statement
+        from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
 
         statement = browser_statement(retrieval_id)
         record = await run_in_threadpool(runtime.store.retrieval, retrieval_id)
         if record is None:
             raise NotFoundError(f"no retrieval {retrieval_id!r} is recorded")
-        browser = runtime.qa.static.browser_url or ""
+        browser = runtime.qa.browser_url or ""  # the server's Neo4j (`gqa serve --uri`), as for every retrieval
         return {**record, "browser_statement": statement,
                 "browser_url": browser_link(browser, statement) if browser else None}
 

@@ -78,7 +78,9 @@ class Runtime:
         return text
 
     def retrieve(self, question: str, graph: str | None, kind: str, record: bool = True):
-        return self.qa.retrieve(self.check_question(question), graph=graph, kind=kind, record=record)
+        """(the retrieval, what retrieved it in words)."""
+        retriever = self.qa.retriever(graph, kind)
+        return retriever.retrieve(self.check_question(question), graph=graph, record=record), retriever.description
 
     def answer(self, retrieval, *, mode: str = "auto", llm_when: str = "auto", streamer=None, cancel=None):
         answering = self.qa.answering.variant(mode=mode, llm_when=llm_when)

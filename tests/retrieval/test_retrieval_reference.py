@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -11,8 +12,8 @@ from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams
-from gretriever_neo4j.retrieval.in_memory import (STAGES, RetrievalParams, default_params, find_seeds,
-                                                  params_to_dict, retrieve, retrieve_from_candidates)
+from gretriever_neo4j.retrieval.in_memory import STAGES, find_seeds, retrieve, retrieve_from_candidates
+from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, params_to_dict, with_overrides
 from gretriever_neo4j.retrieval.seeds import cosine_to_query
 
 
@@ -73,7 +74,7 @@ def test_bounds_shape_the_candidate_graph(movies):
 
 
 def test_whole_graph_mode_skips_seeds_and_expansion(movies):
-    result = retrieve(movies, QUESTION, default_params("explagraphs"))
+    result = retrieve(movies, QUESTION, params_for("explagraphs"))
     assert result.seed_keys == [] and result.selection.whole_graph
     assert result.candidate is movies
     assert result.subgraph.node_keys == movies.node_keys
@@ -82,7 +83,7 @@ def test_whole_graph_mode_skips_seeds_and_expansion(movies):
 
 
 def test_whole_graph_mode_with_pcst_as_for_scene_graphs(movies):
-    params = default_params("scenegraphs")
+    params = params_for("scenegraphs")
     assert params.whole_graph and params.pcst == PcstParams(3, 3, 0.5)
     result = retrieve(movies, QUESTION, params)
     assert not result.selection.whole_graph
@@ -150,7 +151,13 @@ def test_params_validation_and_defaults():
         RetrievalParams(hops=-1)
     assert error.value.field == "hops"
     with pytest.raises(ConfigError):
-        default_params("nope")
-    assert not default_params("webqsp").whole_graph and default_params("metaqa").pcst == DEFAULTS["metaqa"]
-    as_dict = json.loads(json.dumps(params_to_dict(default_params("webqsp"))))
+        params_for("nope")
+    assert not params_for("webqsp").whole_graph and params_for("metaqa").pcst == DEFAULTS["metaqa"]
+    as_dict = json.loads(json.dumps(params_to_dict(params_for("webqsp"))))
     assert as_dict["pcst"] == {"topk": 3, "topk_e": 5, "cost_e": 0.5} and as_dict["fanout"] == 50
+    # a stored graph's kind decides the search, whatever its dataset; a user's dataset gets WebQSP's PCST setting
+    assert params_for("my-triples", "per-sample").whole_graph and params_for("my-triples", "kg").pcst == DEFAULTS["webqsp"]
+    assert with_overrides(params_for("webqsp"), {"hops": 1, "fanout": None}) == replace(params_for("webqsp"), hops=1)
+    assert with_overrides(params_for("metaqa"), {"cost_e": 0.1}).pcst == PcstParams(topk=3, topk_e=5, cost_e=0.1)
+    with pytest.raises(ConfigError, match="unknown retrieval parameter"):
+        with_overrides(params_for("webqsp"), {"hopz": 1})

@@ -12,7 +12,8 @@ import torch
 
 from gretriever_neo4j.store.ingest import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
-from gretriever_neo4j.retrievers.neo4j import Retriever
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from gretriever_neo4j.train.data import SampleCache, build_samples, prompt_for, retrieval_text
 
 pytestmark = pytest.mark.neo4j
@@ -35,7 +36,7 @@ def _toy_dataset(prefix: str, questions: int = 6) -> list:
 def test_samples_come_from_retrieval_and_are_cached(store, embedder, tmp_path):
     prefix = store.test_prefix
     ingest(_toy_dataset(prefix), store, embedder.embed, dataset=prefix)
-    retriever = Retriever(store, embedder)
+    retriever = StaticRetriever(RetrievalContext(store, embedder))
     cache = SampleCache(tmp_path)
     calls = []
 

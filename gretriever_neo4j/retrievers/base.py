@@ -1,0 +1,193 @@
+"""What every retriever is, and what they all share.
+
+`Retriever` is the one protocol: `retrieve(question, graph=…, params=…, overrides=…, record=…) -> Retrieval`.
+The static (PCST over Neo4j or over a cached graph), learned and relation-path retrievers implement it, so `QA`,
+the CLI and the service never ask which one they hold. `RetrievalContext` is what they share: the question checked
+and embedded once, the graph looked up, the `Retrieval` assembled (id, timings, tokens, warnings) and recorded
+by the one `Recorder` as a `(:Retrieval)` node that opens in Neo4j Browser.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, unknown_graph
+from gretriever_neo4j.retrieval.in_memory import RetrievalResult
+from gretriever_neo4j.retrieval.params import RetrievalParams, params_to_dict
+from gretriever_neo4j.retrieval.textualize import count_tokens
+from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
+
+
+@dataclass
+class Retrieval:
+    """A retrieval as the user sees it: the result plus where to look at it in Neo4j Browser."""
+
+    id: str
+    question: str
+    graph: str
+    dataset: str
+    params: RetrievalParams
+    result: RetrievalResult
+    timings_ms: dict[str, float]
+    tokens: int
+    warnings: list[str] = field(default_factory=list)
+    browser_url: str = ""
+    browser_statement: str = ""
+    retriever: str = "static"  # which kind of retriever made it: "static" (the paper's PCST), "learned" or "paths"
+
+    @property
+    def text(self) -> str:
+        return self.result.text
+
+    def to_dict(self) -> dict:
+        sub = self.result.subgraph
+        return {
+            "id": self.id,
+            "question": self.question,
+            "graph": self.graph,
+            "dataset": self.dataset,
+            "retriever": self.retriever,
+            "params": params_to_dict(self.params),
+            "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
+                      for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,
+                                                                sub.node_refs or [None] * len(sub.node_keys)))],
+            "edges": [{"src": e.src, "text": e.text, "dst": e.dst, "ref": e.ref} for e in sub.edges],
+            "seeds": list(self.result.seed_keys),
+            "textualized": self.text,
+            "tokens": self.tokens,
+            "timings_ms": self.timings_ms,
+            "warnings": self.warnings,
+            "browser_url": self.browser_url,
+            "browser_statement": self.browser_statement,
+        }
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    kind: str  # "static", "learned" or "paths": what `Retrieval.retriever` says
+    description: str  # in words, for people
+
+    def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
+                 overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
+        """`params`: all parameters (static retrieval); `overrides`: single fields over the graph's defaults
+        (seed_k, hops, fanout, …). A retriever that has no use for them says so in `Retrieval.warnings`."""
+        ...
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str  # as asked, stripped
+    vector: np.ndarray  # the embedding of `embedded`
+    embedded: str
+    embed_ms: float
+    warnings: tuple[str, ...] = ()
+
+
+class Recorder:
+    """Stores a retrieval (its question, parameters, timings, text and the element ids of its subgraph) as a
+    `(:Retrieval)` node, and gives it the statement and the Browser link that show exactly that subgraph."""
+
+    def __init__(self, store, browser_url: str | None = None):
+        self.store = store
+        self.browser_url = browser_url
+
+    def record(self, retrieval: Retrieval) -> None:
+        sub = retrieval.result.subgraph
+        if sub.node_refs is not None:
+            node_refs = list(sub.node_refs)
+        else:
+            found = self.store.node_refs(retrieval.graph, sub.node_keys)
+            node_refs = [found[k] for k in sub.node_keys if k in found]
+        self.store.record_retrieval(
+            id=retrieval.id, question=retrieval.question, graph=retrieval.graph,
+            params=json.dumps(params_to_dict(retrieval.params)), node_refs=node_refs,
+            rel_refs=[e.ref for e in sub.edges if e.ref is not None], textualized=retrieval.text,
+            timings=json.dumps(retrieval.timings_ms))
+        retrieval.browser_statement = browser_statement(retrieval.id)
+        if self.browser_url:
+            retrieval.browser_url = browser_link(self.browser_url, retrieval.browser_statement)
+
+
+class RetrievalContext:
+    """The store, the embedder and the recorder every retriever of a process shares (thread-safe: the embedder
+    locks itself, the store's driver is shared by design, the schema check is idempotent)."""
+
+    def __init__(self, store, embedder, *, browser_url: str | None = None):
+        self.store = store
+        self.embedder = embedder
+        self.recorder = Recorder(store, browser_url)
+        self._checked_schema = False
+
+    @property
+    def browser_url(self) -> str | None:
+        return self.recorder.browser_url
+
+    def check_schema(self) -> None:
+        """The stored vectors and the embedder agree in width (else every similarity would be wrong)."""
+        if self._checked_schema:
+            return
+        stored = self.store.embedder_info()
+        if stored is None:
+            raise DatabaseError("the database holds no graph yet: load one with `gqa ingest …`")
+        name, dim = stored
+        if dim != self.embedder.dim:
+            raise ConfigError(f"the stored vectors are {dim}-d ('{name}'), the embedder '{self.embedder.name}' "
+                              f"makes {self.embedder.dim}-d ones: use --embedder '{name}'")
+        self._checked_schema = True
+
+    def question(self, question: str, *, embed_text: str | None = None) -> Question:
+        """The question checked (non-empty text) and embedded (`embed_text`: what to embed, if not the question)."""
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("the question is empty", field="question")
+        text = question.strip()
+        self.check_schema()
+        embedded = text if embed_text is None else embed_text
+        started = time.perf_counter()
+        query = self.embedder.embed_query(embedded)
+        embed_ms = ms_since(started)
+        warnings = (f"the question has {query.tokens} tokens; the embedder reads only the first "
+                    f"{self.embedder.max_seq_length}",) if query.truncated else ()
+        return Question(text=text, vector=query.vector, embedded=embedded, embed_ms=embed_ms, warnings=warnings)
+
+    def graph_info(self, graph: str) -> dict:
+        info = self.store.graph_info(graph)
+        if info is None:
+            raise unknown_graph(graph)
+        return info
+
+    def finish(self, question: Question, *, graph: str, dataset: str, params: RetrievalParams,
+               result: RetrievalResult, timings_ms: Mapping[str, float], kind: str, record: bool,
+               warnings: list[str] | tuple[str, ...] = ()) -> Retrieval:
+        """The `Retrieval`: a fresh id, the embedding time first and the total last, the subgraph's tokens;
+        recorded unless `record` is false."""
+        timings = {"embed": question.embed_ms, **{stage: float(ms) for stage, ms in timings_ms.items()}}
+        timings["total"] = sum(timings.values())
+        retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.text, graph=graph, dataset=dataset,
+                              params=params, result=result, timings_ms=timings,
+                              tokens=count_tokens(result.text, getattr(self.embedder, "tokenizer", None)),
+                              warnings=[*question.warnings, *warnings], retriever=kind)
+        if record:
+            self.recorder.record(retrieval)
+        return retrieval
+
+
+def unused_parameters(kind: str, params: RetrievalParams | None, overrides: Mapping[str, Any] | None) -> list[str]:
+    """A warning when a retriever without PCST parameters is given some (rather than dropping them silently)."""
+    given = sorted(name for name, value in (overrides or {}).items() if value is not None)
+    if params is not None:
+        given.append("params")
+    if not given:
+        return []
+    return [f"the {kind} retriever does not use {', '.join(given)} (they apply to static retrieval, "
+            f"--retriever static)"]
+
+
+def ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
