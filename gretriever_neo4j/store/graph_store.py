@@ -1,8 +1,10 @@
-"""The one module that talks to Neo4j.
+"""`GraphStore`, the one class that runs statements on Neo4j, and `connected` (a store over a fresh driver).
 
-A `GraphStore` wraps a driver that the caller creates once per process (`open_driver`) and passes in, as
+A `GraphStore` wraps a driver that the caller creates once per process (`open_driver`, in `store.driver`, which
+also turns a server that went away into a `DatabaseError` in every method) and passes in, as
 neo4j-graphrag-python does. Every statement comes from `cypher/*.cypher` by name, with its declared parameters
-bound through `CypherQuery.bind`: user text only ever travels as a parameter. Reads are routed as reads.
+bound through `CypherQuery.bind`: user text only ever travels as a parameter. Reads are routed as reads. What
+rows and parameters look like: `store.rows`; the statistics tallied from their rows: `store.statistics`.
 
 Stored model:
   (:Node {graph, key, dataset, text, embedding})         unique on (graph, key)
@@ -15,18 +17,21 @@ Stored model:
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
 
 from gretriever_neo4j import cypher
-from gretriever_neo4j.errors import ConfigError, DatabaseError, driver_unavailable
+from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
 from gretriever_neo4j.settings import Neo4jSettings
+from gretriever_neo4j.store.driver import open_driver, said_unavailable
+from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, vectors_param, with_cos
+from gretriever_neo4j.store.statistics import tally_statistics
+
+__all__ = ["FULLTEXT_INDEX", "NODE_VECTOR_INDEX", "REL_VECTOR_INDEX", "GraphStore", "WriteBatch", "connected",
+           "open_driver", "vectors_param"]
 
 NODE_VECTOR_INDEX = "node_embedding"
 REL_VECTOR_INDEX = "rel_embedding"
@@ -37,55 +42,7 @@ _SCHEMA_STATEMENTS = (
     "schema_node_graph_index", "schema_node_dataset_index", "schema_rel_graph_index",
     "schema_question_split_index", "schema_node_fulltext",
 )
-
-
-def open_driver(settings: Neo4jSettings, *, retry_s: float | None = None):
-    """One driver per process; fails early with a message that says what to do.
-
-    `retry_s` bounds how long a statement is retried while the server is unreachable (the driver's default is
-    30 s): a service would rather answer 503 at once and let the client retry."""
-    import neo4j
-    from neo4j.exceptions import AuthError, ServiceUnavailable
-
-    if not settings.password:
-        raise DatabaseError("no Neo4j password: set NEO4J_PASSWORD (or start the bundled server with `gqa db start`)")
-    bounded = {} if retry_s is None else {"max_transaction_retry_time": retry_s, "connection_timeout": retry_s,
-                                          "connection_acquisition_timeout": retry_s}
-    driver = neo4j.GraphDatabase.driver(
-        settings.uri, auth=(settings.user, settings.password),
-        # "label does not exist" warnings on a fresh database are expected, not news for the user.
-        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF, **bounded)
-    try:
-        driver.verify_connectivity()
-    except AuthError:
-        driver.close()
-        raise DatabaseError(f"Neo4j at {settings.uri} refused user '{settings.user}': wrong NEO4J_USER/NEO4J_PASSWORD") from None
-    except (ServiceUnavailable, OSError, ValueError) as exc:
-        driver.close()
-        raise DatabaseError(f"Neo4j is not reachable at {settings.uri} ({exc.__class__.__name__}); "
-                            "start it with `gqa db start` or set NEO4J_URI") from None
-    return driver
-
-
-@contextmanager
-def connected(settings: Neo4jSettings) -> Iterator["GraphStore"]:
-    driver = open_driver(settings)
-    try:
-        yield GraphStore(driver, settings.database)
-    finally:
-        driver.close()
-
-
-@dataclass
-class WriteBatch:
-    """Everything one transaction writes. Vectors are sent once per distinct text; rows point at them."""
-
-    graphs: list[dict[str, Any]] = field(default_factory=list)
-    nodes: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, key, text, vector
-    node_vectors: list[list[float]] = field(default_factory=list)
-    edges: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, src, text, dst, vector
-    edge_vectors: list[list[float]] = field(default_factory=list)
-    questions: list[dict[str, Any]] = field(default_factory=list)
+_MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 
 
 class GraphStore:
@@ -228,8 +185,8 @@ class GraphStore:
                 break
             asked *= 8
         if len(rows) >= k or graph is None:
-            return [_cosine(row) for row in rows]
-        return [_cosine(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
+            return [with_cos(row) for row in rows]
+        return [with_cos(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
 
     def incident_edges(self, graph: str, frontier: Sequence[str], vector: np.ndarray,
                        fanout: int) -> dict[str, dict[str, Any]]:
@@ -240,8 +197,8 @@ class GraphStore:
         rows = self.read("neighbourhood_incident", graph=graph, frontier=list(frontier),
                          vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout))
         return {row["key"]: {
-            "text": row["text"], "ref": row["ref"], "cos": _cos(row["score"]),
-            "incident": [{**e, "edge_cos": _cos(e["edge_score"]), "neighbour_cos": _cos(e["neighbour_score"])}
+            "text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"]),
+            "incident": [{**e, "edge_cos": cos_of_score(e["edge_score"]), "neighbour_cos": cos_of_score(e["neighbour_score"])}
                          for e in row["incident"]]} for row in rows}
 
     def scored_nodes(self, graph: str, keys: Sequence[str], vector: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -249,14 +206,14 @@ class GraphStore:
             return {}
         rows = self.read("nodes_scored", graph=graph, keys=list(keys),
                          vector=vectors_param(np.asarray(vector)[None, :])[0])
-        return {row["key"]: {"text": row["text"], "ref": row["ref"], "cos": _cos(row["score"])} for row in rows}
+        return {row["key"]: {"text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"])} for row in rows}
 
     def graph_nodes(self, graph: str, keys: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """Nodes with text, vector and element id (`ref`): those keys in their order, or else the whole graph in
         natural key order ("2" before "10")."""
         if keys is not None:
             return self.read("graph_nodes", graph=graph, keys=list(keys))
-        return sorted(self.read("graph_nodes", graph=graph, keys=None), key=lambda row: _natural(row["key"]))
+        return sorted(self.read("graph_nodes", graph=graph, keys=None), key=lambda row: natural_key(row["key"]))
 
     def node_refs(self, graph: str, keys: Sequence[str]) -> dict[str, str]:
         """key -> element id of the given nodes (no vectors travel)."""
@@ -269,7 +226,7 @@ class GraphStore:
         if refs is not None:
             return self.read("edges_by_ref", refs=list(refs)) if refs else []
         rows = self.read("graph_edges", graph=graph)
-        return sorted(rows, key=lambda row: (_natural(row["src"]), _natural(row["dst"]), row["text"]))
+        return sorted(rows, key=lambda row: (natural_key(row["src"]), natural_key(row["dst"]), row["text"]))
 
     def record_retrieval(self, *, id: str, question: str, graph: str, params: str, node_refs: list[str],
                          rel_refs: list[str], textualized: str, timings: str) -> str:
@@ -372,40 +329,9 @@ class GraphStore:
 
     def statistics(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{"graphs": per graph, "datasets": per dataset}, from one scan of nodes, edges and questions."""
-        graphs: dict[str, dict[str, Any]] = {}
-        datasets: dict[str, dict[str, Any]] = {}
+        return tally_statistics(self.read("stats_graph_records"), self.read("stats_graph_nodes"),
+                                self.read("stats_graph_edges"), self.read("stats_graph_questions"))
 
-        def graph(name: str) -> dict[str, Any]:
-            return graphs.setdefault(name, {"dataset": None, "kind": None, "nodes": 0, "edges": 0,
-                                            "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
-
-        def dataset(name: str) -> dict[str, Any]:
-            return datasets.setdefault(name, {"kind": None, "graphs": 0, "nodes": 0, "edges": 0,
-                                              "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
-
-        for row in self.read("stats_graph_records"):
-            g = graph(row["graph"])
-            g["dataset"], g["kind"] = row["dataset"], row["kind"]
-            d = dataset(row["dataset"])
-            d["kind"], d["graphs"] = row["kind"], d["graphs"] + 1
-        for row in self.read("stats_graph_nodes"):
-            g, d = graph(row["graph"]), dataset(row["dataset"])
-            g["dataset"] = g["dataset"] or row["dataset"]
-            g["nodes"], g["embedded_nodes"] = row["nodes"], row["embedded"]
-            d["nodes"] += row["nodes"]
-            d["embedded_nodes"] += row["embedded"]
-        for row in self.read("stats_graph_edges"):
-            g, d = graph(row["graph"]), dataset(row["dataset"])
-            g["edges"], g["embedded_edges"] = g["edges"] + row["edges"], g["embedded_edges"] + row["embedded"]
-            d["edges"] += row["edges"]
-            d["embedded_edges"] += row["embedded"]
-        for row in self.read("stats_graph_questions"):
-            d = dataset(row["dataset"])
-            d["questions"][row["split"]] = d["questions"].get(row["split"], 0) + row["questions"]
-            if row["graph"] is not None:
-                per_graph = graph(row["graph"])["questions"]
-                per_graph[row["split"]] = per_graph.get(row["split"], 0) + row["questions"]
-        return {"graphs": dict(sorted(graphs.items())), "datasets": dict(sorted(datasets.items()))}
 
     # -- linking and learned retrieval ---------------------------------------------------------------
     def fulltext_nodes(self, query: str, graph: str | None, limit: int) -> list[dict[str, Any]]:
@@ -413,9 +339,6 @@ class GraphStore:
         (key, text, graph, score, ref). The index spans all graphs: more hits are asked for until `limit`
         fall in `graph` or the index has no more."""
         from neo4j.exceptions import ClientError
-
-        from gretriever_neo4j.errors import InputError
-
         fetch = max(2 * limit, 16)
         while limit > 0:
             try:
@@ -431,9 +354,6 @@ class GraphStore:
     def fulltext_nodes_many(self, queries: Sequence[str], graph: str | None, limit: int) -> list[list[dict[str, Any]]]:
         """`fulltext_nodes` for several queries in one round trip per widening; one list per query."""
         from neo4j.exceptions import ClientError
-
-        from gretriever_neo4j.errors import InputError
-
         if limit <= 0 or not queries:
             return [[] for _ in queries]
         out: list[list[dict[str, Any]] | None] = [None] * len(queries)
@@ -502,60 +422,18 @@ class GraphStore:
                 yield record.data()
 
 
-def _unavailable(error: BaseException) -> DatabaseError:
-    return DatabaseError(f"Neo4j became unreachable ({error.__class__.__name__}); is it running? "
-                         "(`gqa db status`)")
-
-
-def _said_unavailable(method):
-    """A method whose driver errors for a server that went away become `DatabaseError` (the CLI's exit 1 with what
-    to do, the service's 503), instead of escaping as failures of ours."""
-    if inspect.isgeneratorfunction(method):
-        @functools.wraps(method)
-        def stream(*args, **kwargs):
-            try:
-                yield from method(*args, **kwargs)
-            except Exception as error:
-                if driver_unavailable(error):
-                    raise _unavailable(error) from error
-                raise
-        return stream
-
-    @functools.wraps(method)
-    def call(*args, **kwargs):
-        try:
-            return method(*args, **kwargs)
-        except Exception as error:
-            if driver_unavailable(error):
-                raise _unavailable(error) from error
-            raise
-    return call
-
-
 for _name, _method in list(vars(GraphStore).items()):
     if callable(_method) and not _name.startswith("__") and not isinstance(_method, (staticmethod, classmethod)):
-        setattr(GraphStore, _name, _said_unavailable(_method))
+        setattr(GraphStore, _name, said_unavailable(_method))
 
 
-def vectors_param(vectors: np.ndarray) -> list[list[float]]:
-    return np.asarray(vectors, dtype=np.float32).astype(np.float64).tolist()
-
-
-_MAX_INDEX_CANDIDATES = 4096
-
-
-def _natural(key: str) -> tuple:
-    """Per-sample graphs number their nodes "0", "1", …, "10"; keep that order."""
-    return (0, int(key), "") if key.isdigit() else (1, 0, key)
-
-
-def _cos(score: float) -> float:
-    """Neo4j reports cosine similarity normalised to [0, 1] as (1 + cos) / 2; we work with cos."""
-    return 2.0 * float(score) - 1.0
-
-
-def _cosine(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "cos": _cos(row["score"])}
+@contextmanager
+def connected(settings: Neo4jSettings) -> Iterator[GraphStore]:
+    driver = open_driver(settings)
+    try:
+        yield GraphStore(driver, settings.database)
+    finally:
+        driver.close()
 
 
 def _expect(written: int, wanted: int, what: str) -> None:

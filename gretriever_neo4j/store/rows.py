@@ -1,0 +1,40 @@
+"""What travels between `GraphStore` and Neo4j besides statement names: the rows one write transaction carries
+(`WriteBatch`), vectors as a query parameter, and Neo4j's scores and keys read back (cosines, natural order)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class WriteBatch:
+    """Everything one transaction writes. Vectors are sent once per distinct text; rows point at them."""
+
+    graphs: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, key, text, vector
+    node_vectors: list[list[float]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, src, text, dst, vector
+    edge_vectors: list[list[float]] = field(default_factory=list)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+
+def vectors_param(vectors: np.ndarray) -> list[list[float]]:
+    return np.asarray(vectors, dtype=np.float32).astype(np.float64).tolist()
+
+
+def natural_key(key: str) -> tuple:
+    """Per-sample graphs number their nodes "0", "1", …, "10"; keep that order."""
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def cos_of_score(score: float) -> float:
+    """Neo4j reports cosine similarity normalised to [0, 1] as (1 + cos) / 2; we work with cos."""
+    return 2.0 * float(score) - 1.0
+
+
+def with_cos(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "cos": cos_of_score(row["score"])}
