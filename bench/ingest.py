@@ -89,16 +89,16 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
     console = Console()
     with tempfile.TemporaryDirectory(prefix="gqa-bench-") as tmp:
-        layout = neo4j_server.ServerLayout.at(tmp, jar_cache=neo4j_server.default_layout().jar_cache)
+        layout = server.ServerLayout.at(tmp, jar_cache=server.default_layout().jar_cache)
         bolt, http = _free_port(), _free_port()
         with console.status("starting a throwaway Neo4j…"):
-            neo4j_server.start(layout, bolt_port=bolt, http_port=http)
+            server.start(layout, bolt_port=bolt, http_port=http)
         env = {**os.environ, "NEO4J_URI": f"bolt://127.0.0.1:{bolt}",
-               "NEO4J_PASSWORD": neo4j_server.ensure_password(layout), "PYTHONUNBUFFERED": "1"}
+               "NEO4J_PASSWORD": server.ensure_password(layout), "PYTHONUNBUFFERED": "1"}
         try:
             results = {}
             for name, label in (("embed", "embedding only"), ("ingest", "ingest (empty database)"),
@@ -106,7 +106,7 @@ def main() -> int:
                 with console.status(f"{label}…"):
                     results[name] = run_phase("embed" if name == "embed" else "ingest", args.source, env)
         finally:
-            neo4j_server.stop(layout)
+            server.stop(layout)
     first = results["ingest"]
     summary = {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": sys.version.split()[0]},

@@ -74,7 +74,7 @@ def _record(chunk, graph, dataset, Edge, GraphRecord, Node):
 def store_size_mib() -> float | None:
     """The bundled server's database folder (store files and indexes, not transaction logs); None when gqa does
     not manage the server (Docker, a cluster)."""
-    from gretriever_neo4j.server.bundled import ServerLayout
+    from gretriever_neo4j.server import ServerLayout
 
     folder = ServerLayout.default().data_dir / "databases" / "neo4j"
     if not folder.is_dir():

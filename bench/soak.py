@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
 sys.path.insert(0, str(REPO))
 
-from gretriever_neo4j.server import bundled as neo4j_server  # noqa: E402
+from gretriever_neo4j import server as neo4j_server  # noqa: E402
 
 
 def free_port() -> int:

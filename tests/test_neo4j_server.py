@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
-from gretriever_neo4j.server.bundled import (
+from gretriever_neo4j.server import (
     LockedJar,
     ServerConfig,
     ServerLayout,
@@ -29,11 +29,11 @@ from gretriever_neo4j.server.bundled import (
     packaged_lock,
     parse_lock,
     read_config,
-    _stored_or_new_password,
     start,
     status,
     stop,
 )
+from gretriever_neo4j.server.password import _stored_or_new_password
 
 SHA_A = "a" * 40
 SHA_B = "b" * 40

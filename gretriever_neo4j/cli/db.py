@@ -18,28 +18,28 @@ app.add_typer(db_app, name="db")
 def db_start(heap: Optional[str] = typer.Option(None, help="JVM heap, e.g. 2g [env GQA_NEO4J_HEAP]"),
              pagecache: Optional[str] = typer.Option(None, help="page cache, e.g. 2g [env GQA_NEO4J_PAGECACHE]")) -> None:
     """Download Neo4j 5.26 once, configure it for 127.0.0.1 with auth, start it, wait for Bolt."""
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
     with console.status("starting Neo4j (the first start downloads ~140 MB of jars from Maven Central)…"):
-        status = neo4j_server.start(neo4j_server.default_layout(), heap=heap, pagecache=pagecache)
+        status = server.start(server.default_layout(), heap=heap, pagecache=pagecache)
     _print_status(status)
 
 
 @db_app.command("stop")
 def db_stop() -> None:
     """Stop the bundled Neo4j server (data is kept)."""
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
-    neo4j_server.stop(neo4j_server.default_layout())
+    server.stop(server.default_layout())
     console.print("Neo4j stopped.")
 
 
 @db_app.command("status")
 def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
     """Is the bundled server running, where, and with what memory."""
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
-    status = neo4j_server.status(neo4j_server.default_layout())
+    status = server.status(server.default_layout())
     if as_json:
         console.print_json(json.dumps(_status_dict(status), default=str))
     else:
@@ -51,9 +51,9 @@ def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
 @db_app.command("logs")
 def db_logs(lines: int = typer.Option(40, "--lines", "-n", min=1)) -> None:
     """The last lines of the bundled server's logs."""
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
-    console.print(neo4j_server.tail_logs(neo4j_server.default_layout(), lines=lines), markup=False, highlight=False)
+    console.print(server.tail_logs(server.default_layout(), lines=lines), markup=False, highlight=False)
 
 
 def _status_dict(status) -> dict:

@@ -20,11 +20,11 @@ def quickstart(
     """Start Neo4j, load the bundled WebQSP sample, and answer a question from it (the README's first command)."""
     from importlib import resources
 
-    from gretriever_neo4j.server import bundled as neo4j_server
+    from gretriever_neo4j import server
 
     if not os.environ.get("NEO4J_URI"):
         with console.status("starting Neo4j (the first start downloads ~140 MB of jars from Maven Central)…"):
-            status = neo4j_server.start(neo4j_server.default_layout())
+            status = server.start(server.default_layout())
         console.print(f"[green]Neo4j is up[/]: {status.bolt_uri}, Browser at {status.browser_url}")
     sample = resources.files("gretriever_neo4j") / "samples" / "webqsp_sample.jsonl"
     ingest(dataset="webqsp", source=str(sample), limit=None, embedder=None, reembed=False, skip_bad=False,

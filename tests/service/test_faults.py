@@ -13,6 +13,8 @@ import httpx
 import pytest
 from service_helpers import FRANKLIN, SAMPLE, Server, free_port
 
+from gretriever_neo4j import server as neo4j_server
+
 pytestmark = pytest.mark.neo4j
 
 ASK = {"question": FRANKLIN, "graph": "webqsp", "llm_when": "never"}
@@ -22,8 +24,6 @@ ASK = {"question": FRANKLIN, "graph": "webqsp", "llm_when": "never"}
 def private_neo4j(server_env, tmp_path):
     """A Neo4j of this test's own (the bundled server's jars, a data folder in tmp_path, free ports) holding the
     WebQSP sample: the test stops and starts it without disturbing the server every other test uses."""
-    from gretriever_neo4j.server import bundled as neo4j_server
-
     layout = neo4j_server.ServerLayout.at(tmp_path / "neo4j", jar_cache=neo4j_server.default_layout().jar_cache)
     bolt, http = free_port(), free_port()
     start = lambda: neo4j_server.start(layout, heap="512m", pagecache="128m", bolt_port=bolt, http_port=http)
