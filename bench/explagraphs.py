@@ -52,7 +52,7 @@ def run_variant(args) -> dict:
     from gretriever_neo4j.model.config import ModelConfig
     from gretriever_neo4j.model.gretriever import build_model
     from gretriever_neo4j import metrics
-    from gretriever_neo4j.train.data import LABEL_SETS
+    from gretriever_neo4j.model.prompts import LABEL_SETS
     from gretriever_neo4j.train.trainer import TrainConfig, predict, train
 
     torch.manual_seed(args.seed)
@@ -71,7 +71,7 @@ def run_variant(args) -> dict:
                                         warmup_epochs=min(1.0, args.epochs / 2), seed=args.seed,
                                         balance_labels=args.balance_labels), folder)
             if history.best_checkpoint is not None:
-                from gretriever_neo4j.train.checkpoint import restore_weights
+                from gretriever_neo4j.model.checkpoint import restore_weights
 
                 restore_weights(model, history.best_checkpoint)
         train_minutes = [e.train_seconds / 60 for e in history.epochs if e.train_seconds is not None]

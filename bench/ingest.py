@@ -51,7 +51,7 @@ def phase_embed(source: str) -> dict:
 
 def phase_ingest(source: str) -> dict:
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.store.ingest import ingest_dataset
+    from gretriever_neo4j.ingest.graphs import ingest_dataset
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 

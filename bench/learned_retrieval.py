@@ -167,7 +167,7 @@ def neo4j_linking(kg: KnowledgeGraph, questions, vectors, prior: MentionPrior, c
     (nodes only, with the cached vectors) under a fresh graph name, which is deleted afterwards."""
     import uuid
 
-    from gretriever_neo4j.store.ingest import ingest
+    from gretriever_neo4j.ingest.graphs import ingest
     from gretriever_neo4j.records import GraphRecord, Node
     from gretriever_neo4j.retrieval.linking import link_seeds
     from gretriever_neo4j.settings import Neo4jSettings

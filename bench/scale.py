@@ -129,7 +129,7 @@ def main() -> int:
 
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
-    from gretriever_neo4j.store.ingest import ingest
+    from gretriever_neo4j.ingest.graphs import ingest
     from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
     from gretriever_neo4j.artifacts.registry import legacy_retriever, load_trained
     from gretriever_neo4j.retrievers.base import RetrievalContext

@@ -117,7 +117,7 @@ def answer_rows(store, embedder, graph: str, questions: list[dict], llm_when: st
 
 
 def link_rows(store, embedder, graph: str, questions: list[dict]) -> list[bool]:
-    from gretriever_neo4j.store.questions_ingest import _link
+    from gretriever_neo4j.ingest.questions import _link
     from gretriever_neo4j.records import QuestionRecord
 
     records = [QuestionRecord(qid=q["qid"], dataset=graph, text=q["text"], answers=q["answers"], split="val",

@@ -9,7 +9,7 @@ Source format (by extension: .tsv/.txt TSV, .csv CSV, .jsonl/.json JSON lines)
     Answers and topic entities are `|`-separated in TSV and CSV; in JSONL a list of strings or one
     `|`-separated string. `answer` and `q_entity` (the RoG schema) are accepted as aliases. Blank lines are
     skipped. Topic entities are node keys of the graph; where a row gives none they are left empty here and
-    linked against the stored graph by `gretriever_neo4j.store.questions_ingest`.
+    linked against the stored graph by `gretriever_neo4j.ingest.questions`.
 
 Records
     QuestionRecord(qid=`id` when given, else "<file name>:<line>", dataset=graph_id=the graph's name,

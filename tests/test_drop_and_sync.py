@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from gretriever_neo4j.store.ingest import ingest_dataset
-from gretriever_neo4j.store.questions_ingest import ingest_questions
+from gretriever_neo4j.ingest.graphs import ingest_dataset
+from gretriever_neo4j.ingest.questions import ingest_questions
 
 pytestmark = pytest.mark.neo4j
 

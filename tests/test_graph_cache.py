@@ -8,7 +8,7 @@ import time
 import pytest
 
 from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.store.ingest import ingest_dataset
+from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.records import GraphRecord
 
 pytestmark = pytest.mark.neo4j

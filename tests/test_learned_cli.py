@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 
 pytestmark = pytest.mark.neo4j

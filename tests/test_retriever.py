@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
 from gretriever_neo4j.retrieval.pcst import PcstParams

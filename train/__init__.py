@@ -1,4 +1,4 @@
-"""Training, checkpoints and evaluation metrics for the G-Retriever models (no database access here).
+"""Training the G-Retriever models (no database access here; the checkpoint format is `model.checkpoint`).
 
 Names are imported on first use (torch is heavy). Metrics live in `gretriever_neo4j.metrics`: the library
 scores answers without importing training code.
@@ -12,8 +12,6 @@ from typing import Any
 _EXPORTS = {
     "TrainConfig": "trainer", "TrainHistory": "trainer", "EpochStats": "trainer", "train": "trainer",
     "evaluate_loss": "trainer", "predict": "trainer", "lr_at": "trainer",
-    "save_checkpoint": "checkpoint", "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint",
-    "restore_weights": "checkpoint", "CheckpointInfo": "checkpoint",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -29,7 +29,7 @@ from ..errors import ConfigError, InputError, ModelError
 from ..model.gretriever import GraphQAModel
 from ..model.sample import QASample, collate
 from .curves import write_curves
-from .checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
+from ..model.checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
 from .distributed import World, barrier, current_world, gather, mean_across, shard, wrap
 
 BEST = "best"

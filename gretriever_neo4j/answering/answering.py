@@ -135,7 +135,7 @@ class Answering:
         key = (checkpoint, self.llm, self.device)
         if key not in self._generators:
             if checkpoint:
-                from gretriever_neo4j.train.checkpoint import load_checkpoint
+                from gretriever_neo4j.model.checkpoint import load_checkpoint
 
                 self._generators[key] = load_checkpoint(Path(checkpoint), llm=self.llm, device=self.device,
                                                         embedder_dim=self.embedder.dim)
@@ -181,7 +181,7 @@ class Answering:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""
         if not self.checkpoint:
             return False
-        from gretriever_neo4j.train.checkpoint import read_checkpoint
+        from gretriever_neo4j.model.checkpoint import read_checkpoint
 
         return read_checkpoint(Path(self.checkpoint)).config.answer_format == "paper"
 
@@ -190,7 +190,7 @@ class Answering:
                cancel=None) -> Answer:
         """`streamer` (a `transformers` streamer) receives the LLM's tokens as they come, when an LLM speaks;
         setting `cancel` (a `threading.Event`) stops its generation early (a client went away)."""
-        from gretriever_neo4j.train.data import LABEL_SETS
+        from gretriever_neo4j.model.prompts import LABEL_SETS
 
         stream = {"streamer": streamer, "cancel": cancel}
         if self.mode == "free-text" or retrieval.dataset == "scenegraphs":
@@ -242,7 +242,7 @@ class Answering:
 
     def _label(self, retrieval: Retrieval, labels, history, streamer=None, cancel=None) -> Answer:
         from gretriever_neo4j.artifacts.registry import load_trained
-        from gretriever_neo4j.train.data import sample_from_retrieval
+        from gretriever_neo4j.model.prompts import sample_from_retrieval
 
         started = time.perf_counter()
         # Per-sample datasets keep their trained generator under the dataset's name (one graph per question).
@@ -259,7 +259,7 @@ class Answering:
 
     def _free_text(self, retrieval: Retrieval, history, streamer=None, cancel=None) -> Answer:
         from gretriever_neo4j.model.sample import format_question
-        from gretriever_neo4j.train.data import sample_from_retrieval
+        from gretriever_neo4j.model.prompts import sample_from_retrieval
 
         started = time.perf_counter()
         model = self.generator()

@@ -3,7 +3,7 @@
     GQA_HOME/models/<graph>/manifest.json   which models exist, for which graph, dataset and embedder
                            /retriever.pt    the learned retriever (`retrieval.learned`)
                            /reader.pt       the answer reader (`reader.model`)
-                           /generator/      a G-Retriever checkpoint (`train.checkpoint`), when trained
+                           /generator/      a G-Retriever checkpoint (`model.checkpoint`), when trained
 
 A manifest is written last and atomically, so a folder whose training was interrupted still answers with what
 an earlier run completed (or with nothing). The learned retriever trained by `gqa train-retriever` before this

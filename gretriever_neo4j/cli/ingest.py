@@ -44,7 +44,7 @@ def ingest(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.store.ingest import execute_plan, plan_ingest
+    from gretriever_neo4j.ingest.graphs import execute_plan, plan_ingest
 
     if dataset == "questions":
         ingest_questions_command(graph=graph, source=source, limit=limit, embedder=embedder, skip_bad=skip_bad,
@@ -118,7 +118,7 @@ def ingest_questions_command(*, graph: Optional[str], source: Optional[str], lim
                              seed: Optional[int], sync: bool, link: bool, as_json: bool) -> None:
     """`gqa ingest questions --graph NAME --source FILE`: see `questions_ingest`."""
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.store.questions_ingest import ingest_questions
+    from gretriever_neo4j.ingest.questions import ingest_questions
 
     if not graph:
         raise ConfigError("ingest questions needs --graph NAME: the stored graph the questions are asked over")

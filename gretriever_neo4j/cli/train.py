@@ -366,7 +366,7 @@ def evaluate(
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.model.citations import check_citations, summarize_citations
     from gretriever_neo4j import metrics
-    from gretriever_neo4j.train.data import LABEL_SETS
+    from gretriever_neo4j.model.prompts import LABEL_SETS
     from gretriever_neo4j.train.trainer import predict
 
     model_embedder = Embedder(embedder)

@@ -18,9 +18,9 @@ import numpy as np
 
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
-from gretriever_neo4j.retrieval.linking import strip_topic_markers
-from gretriever_neo4j.reader.paths import (SubgraphView, Walks, evidence_edges, find_anchors, mask_question, named_nodes, signature_text,
-                    walks)
+from gretriever_neo4j.reader.paths import (SubgraphView, Walks, evidence_edges, find_anchors, named_nodes, signature_text,
+                                           walks)
+from gretriever_neo4j.retrieval.linking import mask_question, strip_topic_markers
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
 ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches

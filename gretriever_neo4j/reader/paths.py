@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_mentions, strip_topic_markers
+from gretriever_neo4j.retrieval.linking import (STOP_WORDS, analyzer_tokens, same_word,
+                                                strip_topic_markers)
 
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id, FORWARD | BACKWARD)
@@ -153,33 +154,6 @@ def prefer_verbatim(question: str, node_texts: Sequence[str], anchors: list[int]
         kept.extend([a for a in exact if len(node_texts[a].strip()) == longest] or group)  # "Moulin Rouge!" too
         # contains "Moulin Rouge": the longer verbatim name is the one written
     return [a for a in anchors if a in kept]
-
-
-def same_word(a: str, b: str) -> bool:
-    """Equal, or one a prefix of the other with at least 4 letters ("jamaica" / "jamaican")."""
-    if a == b:
-        return True
-    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
-    return len(short) >= 4 and long_.startswith(short)
-
-
-def mask_question(question: str, anchor_texts: Sequence[str], placeholder: str = "X") -> str:
-    """The question with what it says of its anchors replaced by `placeholder`: whole names first, then words
-    that match a content word of an anchor's name ("ben franklin" -> "ben X" for "Benjamin Franklin")."""
-    text = mask_mentions(question, anchor_texts, placeholder)
-    names = {t for name in anchor_texts for t in analyzer_tokens(name) if t not in STOP_WORDS}
-    if not names:
-        return text
-    out = []
-    for word in text.split():
-        tokens = analyzer_tokens(word)
-        if tokens and word != placeholder and all(t not in STOP_WORDS and any(same_word(t, n) for n in names)
-                                                  for t in tokens):
-            if not out or out[-1] != placeholder:
-                out.append(placeholder)
-        else:
-            out.append(word)
-    return " ".join(out)
 
 
 def _similarity(vectors: np.ndarray, query: np.ndarray | None) -> np.ndarray:

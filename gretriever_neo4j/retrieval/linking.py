@@ -75,6 +75,33 @@ def analyzer_tokens(text: str) -> tuple[str, ...]:
     return tuple(match.group(0).lower() for match in _WORD.finditer(text))
 
 
+def same_word(a: str, b: str) -> bool:
+    """Equal, or one a prefix of the other with at least 4 letters ("jamaica" / "jamaican")."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 4 and long_.startswith(short)
+
+
+def mask_question(question: str, anchor_texts: Sequence[str], placeholder: str = "X") -> str:
+    """The question with what it says of its anchors replaced by `placeholder`: whole names first, then words
+    that match a content word of an anchor's name ("ben franklin" -> "ben X" for "Benjamin Franklin")."""
+    text = mask_mentions(question, anchor_texts, placeholder)
+    names = {t for name in anchor_texts for t in analyzer_tokens(name) if t not in STOP_WORDS}
+    if not names:
+        return text
+    out = []
+    for word in text.split():
+        tokens = analyzer_tokens(word)
+        if tokens and word != placeholder and all(t not in STOP_WORDS and any(same_word(t, n) for n in names)
+                                                  for t in tokens):
+            if not out or out[-1] != placeholder:
+                out.append(placeholder)
+        else:
+            out.append(word)
+    return " ".join(out)
+
+
 def escape_lucene(text: str) -> str:
     """`text` as literal Lucene query text: every special character backslash-escaped, AND/OR/NOT lower-cased."""
     escaped = "".join("\\" + ch if ch in _LUCENE_SPECIAL else ch for ch in text)

@@ -412,7 +412,7 @@ class PathRetriever:
         return link.preferred(1, 0.0)[:self.max_seeds]
 
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
-        from gretriever_neo4j.reader.paths import mask_question
+        from gretriever_neo4j.retrieval.linking import mask_question
         from gretriever_neo4j.retrieval.pcst import Selection
         from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.textualize import textualize

@@ -2,8 +2,9 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.reader.paths import (SubgraphView, evidence_edges, find_anchors, mask_question, named_nodes,
-                                           prefer_verbatim, same_word, signature_text, walks)
+from gretriever_neo4j.reader.paths import (SubgraphView, evidence_edges, find_anchors, named_nodes, prefer_verbatim,
+                                           signature_text, walks)
+from gretriever_neo4j.retrieval.linking import mask_question, same_word
 
 
 def view_of(triples, texts=None):

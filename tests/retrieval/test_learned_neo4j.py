@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfig, StoreGraphSource,

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from service_helpers import Server
 
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 from gretriever_neo4j.store.graph_store import GraphStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.service.runtime import Runtime, ServiceConfig
 

@@ -83,7 +83,7 @@ def movie_graph(neo4j_driver, neo4j_settings, embedder):
     actors and films so that the retrieved subgraph holds more than the evidence."""
     import uuid
 
-    from gretriever_neo4j.store.ingest import ingest
+    from gretriever_neo4j.ingest.graphs import ingest
     from gretriever_neo4j.records import Edge, GraphRecord, Node
     from gretriever_neo4j.store.graph_store import GraphStore
 

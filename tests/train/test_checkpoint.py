@@ -7,7 +7,7 @@ from safetensors.torch import load_file
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.llm import tiny_llama
 from gretriever_neo4j.model.sample import collate
-from gretriever_neo4j.train.checkpoint import (LORA_DIR, MANIFEST, MODULES, load_checkpoint, read_checkpoint,
+from gretriever_neo4j.model.checkpoint import (LORA_DIR, MANIFEST, MODULES, load_checkpoint, read_checkpoint,
                                                restore_weights, save_checkpoint)
 from model_toys import random_sample, toy_model
 

@@ -10,11 +10,12 @@ import sys
 import pytest
 import torch
 
-from gretriever_neo4j.store.ingest import ingest
+from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
-from gretriever_neo4j.train.data import SampleCache, build_samples, prompt_for, retrieval_text
+from gretriever_neo4j.model.prompts import prompt_for
+from gretriever_neo4j.train.data import SampleCache, build_samples, retrieval_text
 
 pytestmark = pytest.mark.neo4j
 

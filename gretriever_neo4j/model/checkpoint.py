@@ -20,10 +20,10 @@ from typing import Any
 
 import torch
 
-from ..errors import ConfigError
-from ..model.config import ModelConfig
-from ..model.gretriever import GraphQAModel, build_model
-from ..model.llm import hidden_size, load_llm
+from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.model.config import ModelConfig
+from gretriever_neo4j.model.gretriever import GraphQAModel, build_model
+from gretriever_neo4j.model.llm import hidden_size, load_llm
 
 FORMAT = "gqa-checkpoint"
 VERSION = 1
