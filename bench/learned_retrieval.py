@@ -251,9 +251,8 @@ def main() -> int:
     started = time.perf_counter()
     model, history = train_retriever(
         kg, training, embedder, config,
-        progress=lambda what, info: console.log(
-            f"epoch {info['epoch']}/{info['epochs']}: loss {info['loss']:.4f}, {info['seconds']:.0f} s")
-        if what == "epoch" else None,
+        progress=lambda p: console.log(f"epoch {p.done}/{p.total}: loss {p.info['loss']:.4f}, {p.info['seconds']:.0f} s")
+        if p.stage == "epoch" else None,
         question_vectors=train_vectors, threads=args.threads)
     stage("training (labels + epochs)", started)
 

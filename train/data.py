@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from ..progress import OnProgress, notify
 from ..errors import ConfigError
 from ..model.prompts import CLASSIFICATION, PROMPT_VERSION, sample_from_retrieval
 from ..model.sample import QASample
@@ -62,7 +63,7 @@ class SampleCache:
 
 def build_samples(store, retriever, dataset: str, split: str, *, limit: int | None = None,
                   retrieve: Callable | None = None, settings: dict | None = None, cache: SampleCache | None = None,
-                  on_progress: Callable[[int, int], None] | None = None) -> list[QASample]:
+                  on_progress: OnProgress | None = None) -> list[QASample]:
     """Samples for the stored questions of `dataset`/`split` (sorted by qid, first `limit`).
 
     `retrieve(question_text, graph) -> RetrievalResult` defaults to the static retrieval of `retriever`;
@@ -89,8 +90,7 @@ def build_samples(store, retriever, dataset: str, split: str, *, limit: int | No
         samples[question["qid"]] = sample_from_retrieval(result, qid=question["qid"], dataset=dataset,
                                                          question=question["text"], answers=question["answers"],
                                                          graph_id=question["graph"])
-        if on_progress:
-            on_progress(done, len(missing))
+        notify(on_progress, "samples", done, len(missing))
         if done % 500 == 0:
             cache.save(path, samples)
     if missing:

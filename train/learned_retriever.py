@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..artifacts.registry import legacy_retriever
+from ..progress import OnProgress
 from ..errors import ConfigError, unknown_graph
 from ..retrieval.learned import RetrieverConfig, TrainingQuestion, save_checkpoint, train_retriever
 from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
@@ -30,7 +30,7 @@ class TrainedRetriever:
 
 def train_learned_retriever(store, embedder, dataset: str, *, graph: str | None = None, limit: int | None = None,
                             epochs: int = 8, max_edges: int = 200, out: Path | None = None,
-                            progress: Callable[[str, dict], None] | None = None) -> TrainedRetriever:
+                            progress: OnProgress | None = None) -> TrainedRetriever:
     """Trains on the dataset's "train" questions over `graph` (default: the graph of its first question) that
     have answers and topic entities; nothing in it knows any relation name or dataset."""
     from gretriever_neo4j.retrieval.kg import KnowledgeGraph

@@ -21,17 +21,16 @@ questions (answer in the retrieved subgraph), and the better one retrieves for t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from ..progress import OnProgress, notify
 from ..errors import ConfigError
 from ..artifacts.registry import TrainedModels, load_trained, models_dir
 
-Progress = Callable[[str, dict], None]
 
 
 @dataclass(frozen=True)
@@ -68,10 +67,10 @@ def _sample(rows: list[dict], count: int | None, seed: int) -> list[dict]:
 
 
 def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOptions = GraphTrainingOptions(),
-                progress: Progress | None = None) -> TrainedModels:
+                progress: OnProgress | None = None) -> TrainedModels:
     from ..retrieval.kg import KnowledgeGraph
 
-    report = progress or (lambda stage, info: None)
+    report = _Reporter(progress)
     if options.synthesize not in ("auto", "always", "never"):
         raise ConfigError(f"synthesize must be auto, always or never, not {options.synthesize!r}")
     graph = options.graph
@@ -96,11 +95,11 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
     if not train_rows and not self_supervised:
         raise ConfigError(f"dataset {dataset!r} has no 'train' questions with answers over graph {graph!r} (and "
                           f"--synthesize never)")
-    report("stage", {"stage": f"reading graph {graph!r} from Neo4j"})
+    report("stage", text=f"reading graph {graph!r} from Neo4j")
     started = time.perf_counter()
     kg = KnowledgeGraph.from_store(store, graph)
-    report("stage", {"stage": f"graph: {kg.num_nodes:,} nodes, {kg.num_edges:,} edges "
-                              f"({time.perf_counter() - started:.0f} s)"})
+    report("stage", text=f"graph: {kg.num_nodes:,} nodes, {kg.num_edges:,} edges "
+                              f"({time.perf_counter() - started:.0f} s)")
     synthesis = None
     if self_supervised:
         synthetic_train, synthetic_val, synthesis = _synthesize(kg, graph, options, report)
@@ -156,6 +155,16 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
 
 # -- parts ------------------------------------------------------------------------------------------------
 
+class _Reporter:
+    """`report(stage, done, total, **info)`: the pipeline's shorthand for `notify`."""
+
+    def __init__(self, on_progress: OnProgress | None):
+        self.on_progress = on_progress
+
+    def __call__(self, stage: str, done: int | None = None, total: int | None = None, **info) -> None:
+        notify(self.on_progress, stage, done, total, **info)
+
+
 def _embed_fn(embedder):
     return lambda texts: np.asarray(embedder.embed(list(texts)), dtype=np.float32)
 
@@ -177,20 +186,20 @@ def _synthesize(kg, graph: str, options: GraphTrainingOptions, report):
 
     from ..retrieval.synthesize import SynthesisConfig, split_by_path, synthesize, to_rows
 
-    report("stage", {"stage": f"self-supervised questions: sampling {options.synthetic_paths:,} relation paths"})
+    report("stage", text=f"self-supervised questions: sampling {options.synthetic_paths:,} relation paths")
     synthesis = synthesize(kg, SynthesisConfig(questions=options.synthetic_paths, seed=options.seed,
                                                max_hops=3, max_steps=5 if _has_opaque_nodes(kg) else 3))
     train, val = split_by_path(synthesis.questions, 0.1, options.seed)
     summary = synthesis.report()
-    report("synthesis", summary)
+    report("synthesis", **summary)
     if options.write_questions is not None:
         path = Path(options.write_questions)
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("w", encoding="utf-8") as out:
             for row in to_rows(train, "train") + to_rows(val, "val"):
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
-        report("stage", {"stage": f"wrote {len(synthesis.questions):,} questions to {path} (`gqa ingest questions "
-                                  f"--graph {graph} --source {path}` reads them)"})
+        report("stage", text=f"wrote {len(synthesis.questions):,} questions to {path} (`gqa ingest questions "
+                                  f"--graph {graph} --source {path}` reads them)")
     rows = lambda questions, split: [{"qid": q.qid, "text": q.text, "answers": list(q.answers),
                                       "topic_entities": [q.topic], "graph": graph, "split": split} for q in questions]
     return rows(train, "train"), rows(val, "val"), {
@@ -230,9 +239,9 @@ def _choose_retriever(kg, retriever, embedder, val_rows, options: GraphTrainingO
                         "ms_per_question": (time.perf_counter() - started) * 1000 / len(rows)}
     best = "learned" if scores["learned"]["answer_in_subgraph"] > scores["paths"]["answer_in_subgraph"] else "paths"
     choice = {"retriever": best, "questions": len(rows), **scores}
-    report("stage", {"stage": f"retrieval on {len(rows)} held-out questions: answer in subgraph learned "
+    report("stage", text=f"retrieval on {len(rows)} held-out questions: answer in subgraph learned "
                               f"{scores['learned']['answer_in_subgraph']:.3f}, relation paths "
-                              f"{scores['paths']['answer_in_subgraph']:.3f} -> {best}"})
+                              f"{scores['paths']['answer_in_subgraph']:.3f} -> {best}")
     return choice
 
 
@@ -241,10 +250,10 @@ def _train_retriever(kg, rows, embedder, options, path: Path, report, max_hops: 
                                      train_retriever)
     from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
 
-    report("stage", {"stage": f"learned retriever: {len(rows):,} questions"})
+    report("stage", text=f"learned retriever: {len(rows):,} questions")
     config = RetrieverConfig(epochs=options.retriever_epochs, max_edges=options.max_edges, max_hops=max_hops)
     training = [TrainingQuestion(strip_topic_markers(q["text"]), q["topic_entities"], q["answers"]) for q in rows]
-    model, history = train_retriever(kg, training, embedder, config, progress=report)
+    model, history = train_retriever(kg, training, embedder, config, progress=report.on_progress)
     prior = MentionPrior.fit([(q["text"], q["topic_entities"]) for q in rows], InMemoryLinking(kg), None)
     save_checkpoint(path, model, config, embedder.name, prior)
     retriever = LearnedRetriever(model, config, kg, embedder_name=embedder.name, prior=prior, embed=_embed_fn(embedder))
@@ -281,8 +290,7 @@ def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
             hints = ()
         items.append(reader_input(text, result, vector, hints))
         if (i + 1) % 1000 == 0 or i + 1 == len(texts):
-            report("retrieve", {"split": label, "done": i + 1, "total": len(texts),
-                                "seconds": time.perf_counter() - started})
+            report("retrieve", i + 1, len(texts), split=label, seconds=time.perf_counter() - started)
     return items
 
 
@@ -296,12 +304,12 @@ def _train_reader(items_train, rows_train, items_val, rows_val, embedder, graph,
     train_set = build_examples(items_train, [q["answers"] for q in rows_train], embed, config)
     val_set = build_examples(items_val, [q["answers"] for q in rows_val], embed, config,
                              nodes=train_set.nodes, relations=train_set.relations) if items_val else None
-    report("stage", {"stage": f"reader: {len(train_set.examples):,} train / "
-                              f"{len(val_set.examples) if val_set else 0:,} val questions"})
-    module, history = train_reader(train_set, val_set, config, progress=report)
+    report("stage", text=f"reader: {len(train_set.examples):,} train / "
+                              f"{len(val_set.examples) if val_set else 0:,} val questions")
+    module, history = train_reader(train_set, val_set, config, progress=report.on_progress)
     save_reader(path, module, config, embedder=embedder.name, graph=graph, dataset=dataset,
                 threshold=history.threshold, history=history.to_dict())
-    report("reader", history.validation)
+    report("reader", **history.validation)
     return path, history.to_dict()
 
 
@@ -331,9 +339,9 @@ def _train_generator(reader_path, items_train, rows_train, items_val, rows_val, 
     train_samples = samples(items_train, rows_train, options.generator_questions)
     val_samples = samples(items_val, rows_val, max(options.generator_questions // 5, 1))
     if not train_samples:
-        report("stage", {"stage": "generator: no training question has its answer in the evidence; skipped"})
+        report("stage", text="generator: no training question has its answer in the evidence; skipped")
         return None
-    report("stage", {"stage": f"generator: {len(train_samples)} train / {len(val_samples)} val questions"})
+    report("stage", text=f"generator: {len(train_samples)} train / {len(val_samples)} val questions")
     config = ModelConfig(variant="g-retriever", llm=options.llm or DEFAULT_LLM, gnn_in_dim=embedder.dim,
                          embedder=embedder.name, answer_format="grounded")
     model = build_model(config, device=options.device)

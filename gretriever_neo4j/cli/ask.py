@@ -101,13 +101,30 @@ def ask(
         options = dict(graph=graph, kind=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
                        overrides=overrides)
         if lines is not None:
-            from gretriever_neo4j.qa.batch import ask_many
-
-            ask_many(qa, lines, out, source=str(questions), options=options, console=console, err=err_console)
+            _ask_many(qa, lines, out, source=str(questions), options=options)
             return
         with (console.status("retrieving and answering…") if not quiet else nullcontext()):
             asked = qa.ask(question, **options)
     show_asked(asked.to_dict(), as_json, subgraph=subgraph)
+
+
+def _ask_many(qa, lines, out: Optional[Path], *, source: str, options: dict) -> None:
+    """`gqa ask --questions FILE`: a bar while asking, then the scores as a table (stderr; rows go to stdout/--out)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gretriever_neo4j.qa.batch import ask_many
+
+    with Progress(TextColumn("[bold]asking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err_console, transient=True) as bars:
+        task = bars.add_task("asking", total=len(lines))
+        summary = ask_many(qa, lines, out, options=options, on_progress=lambda p: bars.update(task, completed=p.done))
+    table = Table(title=f"gqa ask --questions {source}", show_header=False)
+    for key, value in summary.items():
+        if value is not None:
+            table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
+    err_console.print(table)
+    if out is not None:
+        err_console.print(f"{len(lines)} answers written to {out}")
 
 
 def show_asked(data: dict, as_json: bool, *, subgraph: bool = False) -> None:

@@ -32,7 +32,7 @@ def drop(
             raise typer.Exit(1)
         with console.status(f"removing {graph}…") as status:
             deleted = store.drop_graph(graph, batch=batch,
-                                       on_progress=lambda kind, n: status.update(f"removing {graph}: {n:,} {kind}"))
+                                       on_progress=lambda p: status.update(f"removing {graph}: {p.done:,} {p.stage}"))
     console.print(f"[green]removed graph {graph!r}[/]: {deleted['nodes']:,} nodes, {deleted['edges']:,} edges, "
                   f"{deleted['questions']:,} questions, {deleted['retrievals']:,} retrievals")
     trained = models_dir(graph)

@@ -64,10 +64,10 @@ def ingest(
         started = time.perf_counter()
 
         def on_progress(p) -> None:
-            elapsed = max(time.perf_counter() - started, 1e-9)
-            bars.update(task, completed=p.records_done,
-                        rate=f"{p.nodes_written / elapsed:,.0f} nodes/s {p.edges_written / elapsed:,.0f} edges/s · "
-                             f"embed {p.embed_seconds:,.0f} s · write {p.write_seconds:,.0f} s")
+            elapsed, n = max(time.perf_counter() - started, 1e-9), p.info
+            bars.update(task, completed=p.done,
+                        rate=f"{n['nodes_written'] / elapsed:,.0f} nodes/s {n['edges_written'] / elapsed:,.0f} edges/s · "
+                             f"embed {n['embed_seconds']:,.0f} s · write {n['write_seconds']:,.0f} s")
 
         report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,
                               on_progress=on_progress)
@@ -127,8 +127,8 @@ def ingest_questions_command(*, graph: Optional[str], source: Optional[str], lim
     with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
         model = Embedder(embedder)
     with store_session() as store, console.status("reading and linking questions…") as status:
-        def progress(stage: str, done: int, total: int) -> None:
-            status.update(f"linking questions to {graph}: {done:,}/{total:,}")
+        def progress(p) -> None:
+            status.update(f"linking questions to {graph}: {p.done:,}/{p.total:,}")
 
         report = ingest_questions(store, model, graph, source, limit=limit, skip_bad=skip_bad, split=split,
                                   seed=seed, sync=sync, link=link, on_progress=progress)

@@ -35,11 +35,11 @@ def train_retriever_command(
         dataset, graph = resolve_dataset(store, dataset, graph)
     model = Embedder(embedder)
 
-    def progress(stage: str, info: dict) -> None:
-        if stage == "epoch":
-            console.print(f"epoch {info['epoch']}/{info['epochs']}: loss {info['loss']:.4f} ({info['seconds']:.0f} s)")
-        elif stage == "labels" and (info["done"] == info["total"] or info["done"] % 2000 == 0):
-            console.print(f"weak labels {info['done']:,}/{info['total']:,}")
+    def progress(p) -> None:
+        if p.stage == "epoch":
+            console.print(f"epoch {p.done}/{p.total}: loss {p.info['loss']:.4f} ({p.info['seconds']:.0f} s)")
+        elif p.stage == "labels" and (p.done == p.total or p.done % 2000 == 0):
+            console.print(f"weak labels {p.done:,}/{p.total:,}")
 
     with store_session() as store:
         trained = train_learned_retriever(store, model, dataset, graph=graph, limit=limit, epochs=epochs,
@@ -78,7 +78,7 @@ def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], l
         task = bars.add_task(label, total=None)
         return build_samples(store, retriever, dataset, split, limit=limit, settings=settings,
                              retrieve=lambda text, graph: retriever.retrieve(text, graph=graph, record=False).result,
-                             on_progress=lambda done, total: bars.update(task, completed=done, total=total))
+                             on_progress=lambda p: bars.update(task, completed=p.done, total=p.total))
 
 
 def _retriever_for(store, embedder, kind: str, checkpoint: Optional[Path], dataset: str):
@@ -119,16 +119,16 @@ class _TrainProgress:
             self.tasks[key] = self.bars.add_task(key, total=total, note=note)
         self.bars.update(self.tasks[key], completed=done, total=total, note=note)
 
-    def __call__(self, stage: str, info: dict) -> None:
-        say = self.bars.console.print
+    def __call__(self, p) -> None:
+        say, stage, info = self.bars.console.print, p.stage, p.info
         if stage == "labels":
-            self._bar("weak labels", info["done"], info["total"])
+            self._bar("weak labels", p.done, p.total)
         elif stage == "retrieve":
-            self._bar(f"retrieved {info['split']} subgraphs", info["done"], info["total"])
+            self._bar(f"retrieved {info['split']} subgraphs", p.done, p.total)
         elif stage == "epoch":
-            self._bar(f"{self.part} epochs", info["epoch"], info["epochs"], note=f"loss {info['loss']:.4f}")
+            self._bar(f"{self.part} epochs", p.done, p.total, note=f"loss {info['loss']:.4f}")
         elif stage == "stage":
-            text = info["stage"]
+            text = info["text"]
             self.part = ("reader" if text.startswith("reader") else "retriever" if "retriever" in text
                          else "generator" if "generator" in text else self.part)
             say(f"[bold]{text}[/]")

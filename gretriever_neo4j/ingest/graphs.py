@@ -20,6 +20,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.store.graph_store import GraphStore, WriteBatch, vectors_param
 
 
@@ -49,19 +50,6 @@ class IngestReport:
         return data
 
 
-@dataclass
-class Progress:
-    """What a progress bar needs after each batch."""
-
-    records_done: int
-    records_total: int | None
-    nodes_written: int
-    edges_written: int
-    texts_embedded: int
-    embed_seconds: float = 0.0
-    write_seconds: float = 0.0
-
-
 def count_records(records: Iterable[Record]) -> int:
     """Reads the whole source once; raises the first InputError before anything is written."""
     return sum(1 for _ in records)
@@ -69,7 +57,7 @@ def count_records(records: Iterable[Record]) -> int:
 
 def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[str]], np.ndarray], *,
            dataset: str, total: int | None = None, max_batch_items: int = 5000,
-           on_progress: Callable[[Progress], None] | None = None,
+           on_progress: OnProgress | None = None,
            bad_rows: list[InputError] | None = None) -> IngestReport:
     """Writes every record; `embed(texts)` returns normalised vectors, one row per text."""
     started = time.perf_counter()
@@ -86,9 +74,9 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
                 pending.result()
             pending = writer.submit(_write, store, batch, report)
             done += len(chunk)
-            if on_progress:
-                on_progress(Progress(done, total, report.nodes_written, report.edges_written, report.texts_embedded,
-                                     report.embed_seconds, report.write_seconds))
+            notify(on_progress, "records", done, total, nodes_written=report.nodes_written,
+                   edges_written=report.edges_written, texts_embedded=report.texts_embedded,
+                   embed_seconds=report.embed_seconds, write_seconds=report.write_seconds)
         if pending is not None:
             pending.result()
     report.seconds = time.perf_counter() - started
@@ -203,7 +191,7 @@ def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = 
 
 
 def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
-                 max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None) -> IngestReport:
+                 max_batch_items: int = 5000, on_progress: OnProgress | None = None) -> IngestReport:
     """Prepares the schema for the embedder, then writes the planned records batch by batch.
 
     A sync plan: afterwards, delete from every graph the source wrote (and from `plan.sync_graphs`, for a source
@@ -262,7 +250,7 @@ class SourceIndex:
 
 def ingest_dataset(store: GraphStore, embedder, dataset: str, source: str | None = None, *,
                    limit: int | None = None, skip_bad: bool = False, reembed: bool = False,
-                   max_batch_items: int = 5000, on_progress: Callable[[Progress], None] | None = None,
+                   max_batch_items: int = 5000, on_progress: OnProgress | None = None,
                    sync: bool = False, **options) -> IngestReport:
     plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
     return execute_plan(plan, store, embedder, reembed=reembed, max_batch_items=max_batch_items,

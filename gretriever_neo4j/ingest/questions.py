@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.records import QuestionRecord
 
 
@@ -62,7 +62,7 @@ def read_questions(source, graph: str, *, limit: int | None = None, skip_bad: bo
 
 def ingest_questions(store, embedder, graph: str, source, *, limit: int | None = None, skip_bad: bool = False,
                      split: str | None = None, seed: int | None = None, sync: bool = False, link: bool = True,
-                     on_progress: Callable[[str, int, int], None] | None = None) -> QuestionsReport:
+                     on_progress: OnProgress | None = None) -> QuestionsReport:
     started = time.perf_counter()
     if sync and limit is not None:
         raise ConfigError("--sync deletes the questions the file does not hold: it cannot be combined with --limit")
@@ -121,7 +121,7 @@ def _existing_keys(store, graph: str, keys: list[str], batch: int = 5000) -> set
 
 
 def _link(store, embedder, graph: str, records: list[QuestionRecord],
-          on_progress: Callable[[str, int, int], None] | None):
+          on_progress: OnProgress | None):
     """(topic keys, linked by an exact name match?) per record: the seeds the learned retriever would take."""
     from gretriever_neo4j.retrieval.learned import RetrieverConfig
     from gretriever_neo4j.retrieval.linking import StoreLinking, link_seeds, strip_topic_markers
@@ -137,5 +137,5 @@ def _link(store, embedder, graph: str, records: list[QuestionRecord],
         linked = result.preferred(config.seed_fallback)[:config.max_seeds]
         out.append((linked, bool(result.exact)))
         if on_progress and ((i + 1) % 100 == 0 or i + 1 == len(texts)):
-            on_progress("link", i + 1, len(texts))
+            notify(on_progress, "link", i + 1, len(texts))
     return out

@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from gretriever_neo4j.errors import GqaError
-from gretriever_neo4j.qa.questions_file import QuestionLine
 from gretriever_neo4j import metrics
+from gretriever_neo4j.errors import GqaError
+from gretriever_neo4j.progress import OnProgress, notify
+from gretriever_neo4j.qa.questions_file import QuestionLine
 
 
 def answer_in_subgraph(retrieval, answers: list[str]) -> bool:
@@ -70,28 +71,25 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def ask_many(qa, lines: list[QuestionLine], out: Path | None, *, source: str, options: dict, console, err) -> dict:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    from rich.table import Table
-
+def ask_many(qa, lines: list[QuestionLine], out: Path | None, *, options: dict,
+             on_progress: OnProgress | None = None) -> dict:
+    """Ask every line (`options`: `QA.ask`'s keywords); one JSON row per question to `out` (or stdout), written
+    as it is answered. Returns `summarize` of the rows."""
     partial = None if out is None else out.with_name(f".{out.name}.partial")
     sink = sys.stdout if partial is None else open(partial, "w", encoding="utf-8")
     rows: list[dict[str, Any]] = []
     try:
-        with Progress(TextColumn("[bold]asking"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                      console=err, transient=True) as bars:
-            task = bars.add_task("asking", total=len(lines))
-            for line in lines:
-                started = time.perf_counter()
-                try:
-                    asked = qa.ask(line.question, **options)
-                    row = row_for(line, asked, seconds=time.perf_counter() - started)
-                except GqaError as error:
-                    row = row_for(line, error=str(error))
-                rows.append(row)
-                sink.write(json.dumps(row, default=str) + "\n")
-                sink.flush()
-                bars.update(task, advance=1)
+        for done, line in enumerate(lines, 1):
+            started = time.perf_counter()
+            try:
+                asked = qa.ask(line.question, **options)
+                row = row_for(line, asked, seconds=time.perf_counter() - started)
+            except GqaError as error:
+                row = row_for(line, error=str(error))
+            rows.append(row)
+            sink.write(json.dumps(row, default=str) + "\n")
+            sink.flush()
+            notify(on_progress, "ask", done, len(lines))
         if partial is not None:
             sink.close()
             partial.replace(out)
@@ -99,12 +97,4 @@ def ask_many(qa, lines: list[QuestionLine], out: Path | None, *, source: str, op
         if partial is not None and not sink.closed:
             sink.close()
             partial.unlink(missing_ok=True)
-    summary = summarize(rows)
-    table = Table(title=f"gqa ask --questions {source}", show_header=False)
-    for key, value in summary.items():
-        if value is not None:
-            table.add_row(key, f"{value:.4f}" if isinstance(value, float) else str(value))
-    err.print(table)
-    if out is not None:
-        err.print(f"{len(rows)} answers written to {out}")
-    return summary
+    return summarize(rows)

@@ -12,12 +12,17 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gretriever_neo4j.answering.answering import Answer, Answering
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, Retriever
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
+
+if TYPE_CHECKING:
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.retrievers.cached import GraphCache
+    from gretriever_neo4j.store.graph_store import GraphStore
 
 RETRIEVER_KINDS = ("auto", "static", "learned", "paths")
 
@@ -37,8 +42,8 @@ class QAResult:
 
 
 class QA:
-    def __init__(self, store, embedder, *, browser_url: str | None = None, answering: Answering | None = None,
-                 cache=None):
+    def __init__(self, store: GraphStore, embedder: Embedder, *, browser_url: str | None = None,
+                 answering: Answering | None = None, cache: GraphCache | None = None):
         """`cache` (a `retrievers.cached.GraphCache`, for long-running processes): retrieve over graphs held in
         memory."""
         self.store = store

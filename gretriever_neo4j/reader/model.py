@@ -19,13 +19,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.reader.features import NODE_FLAGS, ReaderExample
 
@@ -181,7 +182,7 @@ class ReaderHistory:
 
 
 def train_module(examples: Sequence[ReaderExample], node_table: np.ndarray, relation_table: np.ndarray,
-                 config: ReaderConfig, progress: Callable[[str, dict], None] | None = None):
+                 config: ReaderConfig, progress: OnProgress | None = None):
     """-> (torch module in eval mode, ReaderHistory). Examples need labels."""
     import torch
 
@@ -217,9 +218,8 @@ def train_module(examples: Sequence[ReaderExample], node_table: np.ndarray, rela
             scheduler.step()
             total += float(loss.detach()) * (len(batch.node_offsets) - 1)
         history.epoch_losses.append(total / len(usable))
-        if progress:
-            progress("epoch", {"epoch": epoch + 1, "epochs": epochs, "loss": history.epoch_losses[-1],
-                               "seconds": time.perf_counter() - started})
+        notify(progress, "epoch", epoch + 1, epochs, loss=history.epoch_losses[-1],
+               seconds=time.perf_counter() - started)
     module.eval()
     history.seconds = time.perf_counter() - started
     return module, history

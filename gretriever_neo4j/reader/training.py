@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gretriever_neo4j.progress import OnProgress
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader import ReaderInput
 from gretriever_neo4j.reader.features import ReaderExample, VectorTable, build_example
@@ -77,7 +78,7 @@ def score(module, data: ExampleSet, threshold: float) -> ReaderScores:
 
 
 def train_reader(train: ExampleSet, val: ExampleSet | None, config: ReaderConfig,
-                 progress: Callable[[str, dict], None] | None = None):
+                 progress: OnProgress | None = None):
     """-> (module, ReaderHistory with the calibrated threshold and validation scores). `val` must share
     `train`'s vector tables (pass them to `build_examples`)."""
     module, history = train_module(train.examples, train.nodes.matrix, train.relations.matrix, config, progress)

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -23,6 +23,10 @@ from gretriever_neo4j.retrieval.in_memory import RetrievalResult
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_to_dict
 from gretriever_neo4j.retrieval.textualize import count_tokens
 from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
+
+if TYPE_CHECKING:  # annotations only: the store and the embedder are passed in
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.store.graph_store import GraphStore
 
 
 @dataclass
@@ -94,7 +98,7 @@ class Recorder:
     """Stores a retrieval (its question, parameters, timings, text and the element ids of its subgraph) as a
     `(:Retrieval)` node, and gives it the statement and the Browser link that show exactly that subgraph."""
 
-    def __init__(self, store, browser_url: str | None = None):
+    def __init__(self, store: GraphStore, browser_url: str | None = None):
         self.store = store
         self.browser_url = browser_url
 
@@ -119,7 +123,7 @@ class RetrievalContext:
     """The store, the embedder and the recorder every retriever of a process shares (thread-safe: the embedder
     locks itself, the store's driver is shared by design, the schema check is idempotent)."""
 
-    def __init__(self, store, embedder, *, browser_url: str | None = None):
+    def __init__(self, store: GraphStore, embedder: Embedder, *, browser_url: str | None = None):
         self.store = store
         self.embedder = embedder
         self.recorder = Recorder(store, browser_url)

@@ -26,6 +26,7 @@ from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
+from gretriever_neo4j.store.graph_store import GraphStore
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def warm(candidate: CandidateGraph) -> None:
 
 
 class GraphCache:
-    def __init__(self, store, *, check_seconds: float = 1.0):
+    def __init__(self, store: GraphStore, *, check_seconds: float = 1.0):
         self.store = store
         self.check_seconds = check_seconds
         self._graphs: dict[str, CachedGraph] = {}

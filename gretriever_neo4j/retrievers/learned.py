@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from gretriever_neo4j.retrieval.linking import strip_topic_markers
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
 
+if TYPE_CHECKING:
+    from gretriever_neo4j.retrievers.cached import GraphCache
+
 
 class LearnedKGRetriever:
     """`retrieve(question, graph=…)` with the learned scorer over the store (or over the graph cached in memory);
@@ -26,7 +29,7 @@ class LearnedKGRetriever:
 
     kind = "learned"
 
-    def __init__(self, context: RetrievalContext, checkpoint: Path, cache=None):
+    def __init__(self, context: RetrievalContext, checkpoint: Path, cache: GraphCache | None = None):
         """`cache` (a `retrievers.cached.GraphCache`): score over the graph held in memory once it is loaded (a
         serving process); until then, and without one, over Neo4j."""
         if not Path(checkpoint).is_file():

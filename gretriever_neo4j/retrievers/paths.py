@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from gretriever_neo4j.retrieval.linking import StoreLinking, strip_topic_markers
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
+
+if TYPE_CHECKING:
+    from gretriever_neo4j.retrievers.cached import GraphCache
 
 
 def relation_cache_path(embedder: str):
@@ -89,7 +92,7 @@ class PathKGRetriever:
     kind = "paths"
     description = DESCRIPTION
 
-    def __init__(self, context: RetrievalContext, config: PathConfig = PathConfig(), cache=None):
+    def __init__(self, context: RetrievalContext, config: PathConfig = PathConfig(), cache: GraphCache | None = None):
         self.context = context
         self.store, self.embedder = context.store, context.embedder
         self.config = config

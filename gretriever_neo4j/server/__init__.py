@@ -39,7 +39,6 @@ from gretriever_neo4j.server.conf import (
 from gretriever_neo4j.server.download import (
     DEFAULT_MAVEN_REPO,
     InstallResult,
-    ProgressCallback,
     download_jars,
     install,
     is_installed,
@@ -62,7 +61,7 @@ from gretriever_neo4j.server.process import ServerStatus, start, status, stop, t
 __all__ = [
     "BROWSER_STYLE_COMMAND", "DEFAULT_HEAP", "DEFAULT_MAVEN_REPO", "DEFAULT_PAGECACHE", "JVM_FLAGS",
     "LOCK_FILE_NAME", "MIN_PASSWORD_LENGTH", "NEO4J_USER",
-    "InstallResult", "JarLock", "JavaRuntime", "LockedJar", "ProgressCallback", "ServerConfig", "ServerLayout",
+    "InstallResult", "JarLock", "JavaRuntime", "LockedJar", "ServerConfig", "ServerLayout",
     "ServerStatus",
     "configure", "default_layout", "download_jars", "ensure_password", "find_java", "format_lock", "install",
     "is_installed", "normalise_size", "packaged_lock", "parse_lock", "parse_size", "read_config", "render_conf",

@@ -22,9 +22,10 @@ import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Sequence
+from typing import BinaryIO, Iterator, Sequence
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.server.layout import ServerLayout
 from gretriever_neo4j.server.lockfile import JarLock, LockedJar, packaged_lock
 from gretriever_neo4j.server.maven import copy_with_maven
@@ -32,7 +33,6 @@ from gretriever_neo4j.server.maven import copy_with_maven
 DEFAULT_MAVEN_REPO = "https://repo1.maven.org/maven2"
 
 
-ProgressCallback = Callable[[int, int, str], None]
 """Called after each jar lands: (jars done, jars in total, file name)."""
 
 
@@ -56,7 +56,7 @@ def is_installed(layout: ServerLayout) -> bool:
         return False
 
 
-def install(layout: ServerLayout | None = None, progress: ProgressCallback | None = None, *,
+def install(layout: ServerLayout | None = None, progress: OnProgress | None = None, *,
             method: str = "auto") -> InstallResult:
     """Fetch the locked jar set once. method: "auto" (download, else mvn), "download" or "maven"."""
     layout = layout or ServerLayout.default()
@@ -78,7 +78,7 @@ def install(layout: ServerLayout | None = None, progress: ProgressCallback | Non
                          time.monotonic() - started)
 
 
-def _fill_staging(staging: Path, lock: JarLock, progress: ProgressCallback | None, method: str) -> str:
+def _fill_staging(staging: Path, lock: JarLock, progress: OnProgress | None, method: str) -> str:
     repository = os.environ.get("GQA_MAVEN_REPO", DEFAULT_MAVEN_REPO)
     if method in ("auto", "download"):
         try:
@@ -112,15 +112,14 @@ def _move_into_place(staging: Path, target: Path) -> None:
 
 
 def download_jars(jars: Sequence[LockedJar], destination: Path, *, repository: str = DEFAULT_MAVEN_REPO,
-                  progress: ProgressCallback | None = None, workers: int = 8) -> None:
+                  progress: OnProgress | None = None, workers: int = 8) -> None:
     """Download and sha1-check every jar into `destination`, `workers` at a time."""
     with _Connections() as connections, concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(_download_one, jar, destination, repository, connections): jar for jar in jars}
         try:
             for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
                 future.result()
-                if progress is not None:
-                    progress(done, len(jars), futures[future].file_name)
+                notify(progress, "download", done, len(jars), jar=futures[future].file_name)
         except BaseException:
             for future in futures:
                 future.cancel()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Sequence
 
 from gretriever_neo4j.errors import GqaError
+from gretriever_neo4j.progress import Progress
 from gretriever_neo4j.server.download import install
 from gretriever_neo4j.server.layout import ServerLayout
 from gretriever_neo4j.server.lockfile import LOCK_FILE_NAME, format_lock
@@ -33,9 +34,9 @@ def format_status(state: ServerStatus) -> str:
     return "\n".join(f"{name:<11}{value}" for name, value in rows)
 
 
-def _print_progress(done: int, total: int, name: str) -> None:
-    if done == total or done % 25 == 0:
-        print(f"  {done}/{total} jars ({name})", file=sys.stderr, flush=True)
+def _print_progress(p: Progress) -> None:
+    if p.done == p.total or p.done % 25 == 0:
+        print(f"  {p.done}/{p.total} jars ({p.info['jar']})", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gretriever_neo4j.errors import DatabaseError
+from gretriever_neo4j.progress import OnProgress
 from gretriever_neo4j.server._files import atomic_write
 from gretriever_neo4j.server.conf import (
     ServerConfig,
@@ -24,7 +25,7 @@ from gretriever_neo4j.server.conf import (
     read_config,
     write_config,
 )
-from gretriever_neo4j.server.download import ProgressCallback, install, is_installed
+from gretriever_neo4j.server.download import install, is_installed
 from gretriever_neo4j.server.java import (
     JavaRuntime,
     find_java,
@@ -73,7 +74,7 @@ def status(layout: ServerLayout | None = None) -> ServerStatus:
 
 def start(layout: ServerLayout | None = None, *, timeout: float = 120, heap: str | None = None,
           pagecache: str | None = None, bolt_port: int | None = None, http_port: int | None = None,
-          config: ServerConfig | None = None, progress: ProgressCallback | None = None) -> ServerStatus:
+          config: ServerConfig | None = None, progress: OnProgress | None = None) -> ServerStatus:
     """Install, configure and launch the server, then wait until Bolt accepts our password.
 
     Settings, first that is given wins: the keyword arguments; `config`; GQA_NEO4J_HEAP and

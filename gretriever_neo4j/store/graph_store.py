@@ -17,7 +17,7 @@ Stored model:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import contextmanager
 from typing import Any, Iterator
 
@@ -25,6 +25,7 @@ import numpy as np
 
 from gretriever_neo4j import cypher
 from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.settings import Neo4jSettings
 from gretriever_neo4j.store.driver import open_driver, said_unavailable
 from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, vectors_param, with_cos
@@ -278,7 +279,7 @@ class GraphStore:
         self.write("graph_bump_version", graph=graph)
 
     def drop_graph(self, graph: str, *, batch: int = 10_000,
-                   on_progress: Callable[[str, int], None] | None = None) -> dict[str, int]:
+                   on_progress: OnProgress | None = None) -> dict[str, int]:
         """Deletes everything of `graph`, each kind in transactions of at most `batch` items (a large graph never
         has to fit in one transaction), edges before nodes, the graph record last (so an interrupted drop can be
         run again). The version bump first tells caches to let go of the graph. Returns the counts deleted."""
@@ -289,8 +290,7 @@ class GraphStore:
             deleted[kind] = 0
             while count := int(self.write(name, graph=graph, batch=int(batch))[0]["deleted"]):
                 deleted[kind] += count
-                if on_progress:
-                    on_progress(kind, deleted[kind])
+                notify(on_progress, kind, deleted[kind])
         deleted["graph_records"] = int(self.write("drop_graph_record", graph=graph)[0]["deleted"])
         return deleted
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.kg import UNREACHED, KnowledgeGraph
 from gretriever_neo4j.retrieval.learned.config import RetrieverConfig
@@ -108,11 +109,11 @@ class TrainingHistory:
 
 
 def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, config: RetrieverConfig,
-                    progress: Callable[[str, dict], None] | None = None, *,
+                    progress: OnProgress | None = None, *,
                     question_vectors: np.ndarray | None = None, threads: int | None = None):
     """Train the scorer on `questions` over `kg` (which needs embeddings). `embedder` embeds the question texts
     (`embedder.embed(texts) -> (n, d)`, texts from `training_texts`), unless `question_vectors` (of those
-    texts) are given. `progress(stage, info)` is told about each
+    texts) are given. `progress` is told about each
     stage and epoch. `threads` sets torch's CPU threads while training (small models train fastest on one,
     and far slower on two when other processes compete for the cores). Returns (torch module, TrainingHistory)."""
     torch = _torch()
@@ -126,11 +127,10 @@ def train_retriever(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], e
 
 
 def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, config: RetrieverConfig,
-           progress: Callable[[str, dict], None] | None, question_vectors: np.ndarray | None):
+           progress: OnProgress | None, question_vectors: np.ndarray | None):
     torch = _torch()
     KnowledgeGraphSource(kg)  # checks the embeddings
     history = TrainingHistory(questions=len(questions))
-    report = progress or (lambda stage, info: None)
     rng = np.random.default_rng(config.seed)
 
     started = time.perf_counter()
@@ -142,7 +142,7 @@ def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, 
         if examples is not None:
             parts.append(examples)
         if (i + 1) % 1000 == 0:
-            report("labels", {"done": i + 1, "total": len(questions)})
+            notify(progress, "labels", i + 1, len(questions))
     history.labelling_seconds = time.perf_counter() - started
     history.questions_labelled = len(parts)
     if not parts:
@@ -188,8 +188,8 @@ def _train(kg: KnowledgeGraph, questions: Sequence[TrainingQuestion], embedder, 
             scheduler.step()
             total += loss.detach().item() * len(batch)
         history.epoch_losses.append(total / len(examples))
-        report("epoch", {"epoch": epoch + 1, "epochs": config.epochs, "loss": history.epoch_losses[-1],
-                         "seconds": time.perf_counter() - started})
+        notify(progress, "epoch", epoch + 1, config.epochs, loss=history.epoch_losses[-1],
+               seconds=time.perf_counter() - started)
     model.eval()
     history.training_seconds = time.perf_counter() - started
     return model, history
