@@ -11,6 +11,8 @@
 the service load each model once.
 """
 
+# Model code (torch, transformers) is imported inside the methods that generate: a question the reader answers
+# alone never pays for loading it.
 from __future__ import annotations
 
 import threading
@@ -19,8 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gretriever_neo4j.artifacts.registry import check_embedder, load_trained
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, answer_text, check_citations
+from gretriever_neo4j.reader import TrainedReader, ZeroShotReader
+from gretriever_neo4j.reader.evidence import answer_evidence
 from gretriever_neo4j.retrievers.base import Retrieval
 
 MODES = ("auto", "grounded", "free-text")
@@ -152,8 +157,6 @@ class Answering:
             return self._reader(graph)
 
     def _reader(self, graph: str):
-        from gretriever_neo4j.reader import TrainedReader, ZeroShotReader
-        from gretriever_neo4j.artifacts.registry import check_embedder, load_trained
 
         if graph not in self._readers:
             path = self.reader_path
@@ -203,7 +206,6 @@ class Answering:
 
     def _grounded(self, retrieval: Retrieval, history, streamer=None, cancel=None) -> Answer:
         from gretriever_neo4j.answering.grounded import GroundedAnswerer
-        from gretriever_neo4j.artifacts.registry import load_trained
 
         started = time.perf_counter()
         trained = load_trained(retrieval.graph)
@@ -241,7 +243,6 @@ class Answering:
                              for n in result.nodes])
 
     def _label(self, retrieval: Retrieval, labels, history, streamer=None, cancel=None) -> Answer:
-        from gretriever_neo4j.artifacts.registry import load_trained
         from gretriever_neo4j.model.prompts import sample_from_retrieval
 
         started = time.perf_counter()
@@ -276,7 +277,6 @@ class Answering:
 
 
 def _evidence(reading, node: int) -> list[dict]:
-    from gretriever_neo4j.reader.evidence import answer_evidence
 
     view = reading.view
     relation_of = [view.relation_texts[int(r)] for r in view.relation]

@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gretriever_neo4j.answering.answering import Answer, Answering
+from gretriever_neo4j.artifacts.registry import check_embedder, legacy_retriever, load_trained
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, Retriever
+from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
+from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
+from gretriever_neo4j.retrievers.paths import PathKGRetriever
 
 if TYPE_CHECKING:
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.retrievers.cached import GraphCache
     from gretriever_neo4j.store.graph_store import GraphStore
 
 RETRIEVER_KINDS = ("auto", "static", "learned", "paths")
@@ -51,8 +54,6 @@ class QA:
         self.context = RetrievalContext(store, embedder, browser_url=browser_url)
         self.cache = cache
         if cache is not None:
-            from gretriever_neo4j.retrievers.cached import CachedStaticRetriever
-
             self.static: Retriever = CachedStaticRetriever(self.context, cache)
         else:
             self.static = StaticRetriever(self.context)
@@ -67,8 +68,6 @@ class QA:
 
     def learned_checkpoint(self, graph: str | None) -> Path | None:
         """The learned retriever trained for `graph`: `gqa train`'s, else `gqa train-retriever`'s."""
-        from gretriever_neo4j.artifacts.registry import check_embedder, legacy_retriever, load_trained
-
         if graph is None:
             return None
         trained = load_trained(graph)
@@ -83,15 +82,11 @@ class QA:
     def path_retriever(self) -> Retriever:
         with self._learned_lock:
             if self._paths is None:
-                from gretriever_neo4j.retrievers.paths import PathKGRetriever
-
                 self._paths = PathKGRetriever(self.context, cache=self.cache)
             return self._paths
 
     def _prefers_paths(self, graph: str | None) -> bool:
         """Auto over a KG: relation paths unless `gqa train` measured its learned retriever better there."""
-        from gretriever_neo4j.artifacts.registry import load_trained
-
         if graph is None:
             return False
         info = self.store.graph_info(graph)
@@ -105,8 +100,6 @@ class QA:
     def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None) -> Retriever:
         """`kind`: auto (learned when trained for the graph and measured better there, else relation paths over a
         KG, else static), static, learned, or paths."""
-        from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
-
         if kind not in RETRIEVER_KINDS:
             raise ConfigError(f"--retriever must be one of {', '.join(RETRIEVER_KINDS)}, not {kind!r}")
         if kind == "static":

@@ -1,6 +1,6 @@
 """The reader: which nodes of a retrieved subgraph answer the question, ranked, with the walks that justify them.
 
-Two readers share one interface (`read(...) -> Reading`):
+Two readers share one protocol, `Reader` (`read(...) -> Reading`):
 - `TrainedReader` (a checkpoint of `reader.model`, trained by `gqa train` on a graph's questions);
 - `ZeroShotReader` (nothing trained): a walk scores by the mean similarity of its relation texts to the
   question with its anchors masked, so "what did X invent" follows `inventions`; the best walk's end nodes
@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -109,6 +110,16 @@ def humanize_relation(text: str) -> str:
     """"directed_by" -> "directed by", "law.inventor.inventions" -> "law inventor inventions": relation names
     embed far from questions with their separators in."""
     return " ".join(re.split(r"[._/:]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " "))).strip() or text
+
+
+@runtime_checkable
+class Reader(Protocol):
+    """Reads a retrieved subgraph: scores every node as an answer, from the walks that reach it from the anchors
+    (the nodes the question names). `question_vector`: the question with its anchors masked; `question_full`:
+    the question as asked."""
+
+    def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
+             question_full: np.ndarray | None = None) -> Reading: ...
 
 
 class ZeroShotReader:
