@@ -55,11 +55,11 @@ def sample(store, per_hop: int, seed: int, graph: str = "metaqa") -> list[dict]:
 
 
 def run_setup(store, embedder, name: str, questions: list[dict]) -> dict:
-    from gretriever_neo4j.answering.answering import Answering
-    from gretriever_neo4j.qa.batch import answer_in_subgraph
-    from gretriever_neo4j.errors import GqaError
-    from gretriever_neo4j.qa.qa import QA
     from gretriever_neo4j import metrics
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.errors import GqaError
+    from gretriever_neo4j.qa.batch import answer_in_subgraph
+    from gretriever_neo4j.qa.qa import QA
 
     kind, options = SETUPS[name]
     qa = QA(store, embedder, answering=Answering(embedder, **options))
@@ -123,7 +123,8 @@ def main() -> int:
         for name in args.setups.split(","):
             chosen = questions
             if name == "paper":
-                chosen = [q for hop in (1, 2, 3) for q in [x for x in questions if x["hop"] == hop][:args.paper_per_hop]]
+                chosen = [q for hop in (1, 2, 3)
+                          for q in [x for x in questions if x["hop"] == hop][:args.paper_per_hop]]
             started = time.perf_counter()
             results.append(run_setup(store, embedder, name, chosen))
             console.print(f"{name}: {len(chosen)} questions in {time.perf_counter() - started:.0f} s")

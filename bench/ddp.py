@@ -1,6 +1,7 @@
 """Data-parallel training on this machine: one process with global batch B against N processes (torch DDP, gloo on
 CPU, NCCL on CUDA) with batch B/N each, on the same ExplaGraphs training questions (stored in Neo4j by `gqa ingest
-explagraphs`) with the default LLM. Reports seconds per optimizer step (the epoch's training time over its steps), the epoch's mean loss and how far the
+explagraphs`) with the default LLM. Reports seconds per optimizer step (the epoch's training time over its steps),
+the epoch's mean loss and how far the
 trainable weights of the two runs end apart. The CPU threads are split between the processes (2 cores: 2 threads
 for one process, 1 each for two), so on one CPU machine DDP can at best match one process: the number measures
 DDP's overhead here, not a speed-up, which needs more machines or GPUs.
@@ -80,7 +81,6 @@ def main() -> int:
 
     import torch
     import torch.multiprocessing as mp
-
     from explagraphs import _samples
 
     cores = os.cpu_count() or 1

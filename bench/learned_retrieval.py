@@ -39,13 +39,22 @@ from rich.table import Table
 from gretriever_neo4j.embedding.embedder import Embedder
 from gretriever_neo4j.loaders import metaqa
 from gretriever_neo4j.records import QuestionRecord
+from gretriever_neo4j.retrieval.in_memory import retrieve as static_retrieve
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfig, TrainingQuestion, answer_coverage,
-                                                answer_hit, percentile, save_checkpoint, subgraph_size,
-                                                train_retriever, training_texts)
+from gretriever_neo4j.retrieval.learned import (
+    LearnedRetriever,
+    RetrieverConfig,
+    TrainingQuestion,
+    answer_coverage,
+    answer_hit,
+    percentile,
+    save_checkpoint,
+    subgraph_size,
+    train_retriever,
+    training_texts,
+)
 from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
 from gretriever_neo4j.retrieval.params import params_for
-from gretriever_neo4j.retrieval.in_memory import retrieve as static_retrieve
 from gretriever_neo4j.settings import gqa_home
 
 REPO = Path(__file__).resolve().parents[1]
@@ -251,7 +260,8 @@ def main() -> int:
     started = time.perf_counter()
     model, history = train_retriever(
         kg, training, embedder, config,
-        progress=lambda p: console.log(f"epoch {p.done}/{p.total}: loss {p.info['loss']:.4f}, {p.info['seconds']:.0f} s")
+        progress=lambda p: console.log(f"epoch {p.done}/{p.total}: loss {p.info['loss']:.4f}, "
+                                       f"{p.info['seconds']:.0f} s")
         if p.stage == "epoch" else None,
         question_vectors=train_vectors, threads=args.threads)
     stage("training (labels + epochs)", started)

@@ -127,12 +127,12 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
-    from gretriever_neo4j.ingest.graphs import ingest
-    from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
     from gretriever_neo4j.artifacts.registry import legacy_retriever, load_trained
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.ingest.graphs import ingest
     from gretriever_neo4j.retrievers.base import RetrievalContext
+    from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
+    from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
     from gretriever_neo4j.retrievers.neo4j import StaticRetriever
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
@@ -206,7 +206,8 @@ def main() -> int:
     one, many = results["scales"].get("1x"), results["scales"].get(f"{args.factor}x")
     if one and many:
         results["ratios"] = {"static_p50": many["static_p50_ms"] / one["static_p50_ms"],
-                             "learned_p50": (many.get("learned_p50_ms") or np.nan) / (one.get("learned_p50_ms") or np.nan),
+                             "learned_p50": (many.get("learned_p50_ms") or np.nan)
+                             / (one.get("learned_p50_ms") or np.nan),
                              "ingest_edges_per_s": many["edges_per_s"] / one["edges_per_s"],
                              "cached_static_p50": (many.get("cached_static_p50_ms") or np.nan)
                              / (one.get("cached_static_p50_ms") or np.nan),

@@ -84,7 +84,8 @@ def main() -> int:
                                "metaqa,webqsp", "--max-queue", str(4 * args.clients)], stdout=log, stderr=log,
                               text=True)
     results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                     "command": "python bench/serve.py " + " ".join(sys.argv[1:]), "settings": vars(args) | {"out": str(args.out)}}
+                     "command": "python bench/serve.py " + " ".join(sys.argv[1:]),
+                     "settings": vars(args) | {"out": str(args.out)}}
     try:
         while True:  # ready, with both graphs in memory
             try:
@@ -101,7 +102,8 @@ def main() -> int:
         client = httpx.Client(timeout=300)
         # warm-up: every model (the LLM too), the caches, the learned retriever over each cached graph
         for kind in ("static", "learned"):
-            for q in [x for x in asked if x["graph"] == "metaqa"][:3] + [x for x in asked if x["graph"] == "webqsp"][:3]:
+            for q in ([x for x in asked if x["graph"] == "metaqa"][:3]
+                      + [x for x in asked if x["graph"] == "webqsp"][:3]):
                 client.post(f"{url}/api/ask", json={**q, "retriever": kind, "llm_when": "always"})
 
         warm = {}
@@ -155,7 +157,8 @@ def main() -> int:
             "errors": len(rows) - len(ok), "statuses": sorted({(r["retrieve_status"], r["ask_status"]) for r in rows},
                                                               key=str),
             "exceptions": sorted({r["exception"] for r in rows if "exception" in r}),
-            "retrieve_ms": percentiles([r["retrieve_ms"] for r in ok]), "ask_ms": percentiles([r["ask_ms"] for r in ok]),
+            "retrieve_ms": percentiles([r["retrieve_ms"] for r in ok]),
+            "ask_ms": percentiles([r["ask_ms"] for r in ok]),
             # The reader answers alone when it is sure; the constrained LLM (one at a time on the CPU) otherwise.
             "ask_ms_by": {f"{graph}, {'LLM asked' if asked else 'reader alone'}": {
                 "questions": len(part), **percentiles([r["ask_ms"] for r in part])}
@@ -188,7 +191,8 @@ def main() -> int:
                       f"{fmt(w['http_ms']['p50'])} / {fmt(w['http_ms']['p95'])}")
     load = results["load"]
     table.add_row(f"load: {load['clients']} clients x {load['questions']} questions, errors", str(load["errors"]))
-    table.add_row("load: retrieve p50 / p95 ms", f"{fmt(load['retrieve_ms']['p50'])} / {fmt(load['retrieve_ms']['p95'])}")
+    table.add_row("load: retrieve p50 / p95 ms",
+                  f"{fmt(load['retrieve_ms']['p50'])} / {fmt(load['retrieve_ms']['p95'])}")
     table.add_row("load: grounded ask p50 / p95 ms", f"{fmt(load['ask_ms']['p50'])} / {fmt(load['ask_ms']['p95'])}")
     for name, part in load["ask_ms_by"].items():
         table.add_row(f"  ask p50 / p95 ms: {name} ({part['questions']})", f"{fmt(part['p50'])} / {fmt(part['p95'])}")

@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
 from answers import sample  # noqa: E402  the very sample bench/answers.py draws: same qids, same questions
+
 DATA = REPO.parent / "shared" / "data"
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 
@@ -100,10 +101,10 @@ def run_metaqa(args, store, embedder, work: Path) -> dict:
 
 
 def answer_rows(store, embedder, graph: str, questions: list[dict], llm_when: str) -> list[dict]:
+    from gretriever_neo4j import metrics
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.qa.batch import answer_in_subgraph
     from gretriever_neo4j.qa.qa import QA
-    from gretriever_neo4j import metrics
 
     qa = QA(store, embedder, answering=Answering(embedder, llm_when=llm_when))
     rows = []

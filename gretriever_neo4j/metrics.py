@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from gretriever_neo4j.errors import InputError
 

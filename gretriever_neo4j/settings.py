@@ -20,7 +20,7 @@ class Neo4jSettings:
     database: str = "neo4j"
 
     @classmethod
-    def from_env(cls, **overrides: str | None) -> "Neo4jSettings":
+    def from_env(cls, **overrides: str | None) -> Neo4jSettings:
         values = {
             "uri": os.environ.get("NEO4J_URI", cls.uri),
             "user": os.environ.get("NEO4J_USER", cls.user),

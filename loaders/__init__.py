@@ -10,7 +10,6 @@ Missing files always raise. No loader touches the database or a model.
 from __future__ import annotations
 
 from gretriever_neo4j.errors import ConfigError
-
 from gretriever_neo4j.loaders import explagraphs, metaqa, scenegraphs, usergraph, webqsp
 from gretriever_neo4j.loaders._common import Loader, OnBadRow
 

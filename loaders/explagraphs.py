@@ -36,10 +36,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.loaders._common import (
+    GraphBuilder,
+    OnBadRow,
+    check_limit,
+    csv_rows,
+    header_positions,
+    paper_split,
+    reject,
+    reject_unknown_options,
+    require_file,
+    require_source,
+)
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
-
-from gretriever_neo4j.loaders._common import (GraphBuilder, OnBadRow, check_limit, csv_rows, header_positions, paper_split, reject,
-                      reject_unknown_options, require_file, require_source)
 
 DATASET = "explagraphs"
 KIND = "per-sample"

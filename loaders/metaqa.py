@@ -40,10 +40,20 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.loaders._common import (
+    DEFAULT_KG_BATCH,
+    OnBadRow,
+    batched_kg_records,
+    check_limit,
+    numbered_lines,
+    reject,
+    reject_unknown_options,
+    require_dir,
+    require_file,
+    require_source,
+    shuffle_split,
+)
 from gretriever_neo4j.records import QuestionRecord, Record
-
-from gretriever_neo4j.loaders._common import (DEFAULT_KG_BATCH, OnBadRow, batched_kg_records, check_limit, numbered_lines, reject,
-                      reject_unknown_options, require_dir, require_file, require_source, shuffle_split)
 
 DATASET = "metaqa"
 KIND = "kg"

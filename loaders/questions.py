@@ -34,10 +34,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.loaders._common import (
+    DEFAULT_SPLIT_SEED,
+    OnBadRow,
+    check_limit,
+    csv_rows,
+    normalise_split,
+    numbered_lines,
+    parse_split_option,
+    reject,
+    reject_unknown_options,
+    require_file,
+    seeded_split,
+)
 from gretriever_neo4j.records import QuestionRecord
-
-from gretriever_neo4j.loaders._common import (DEFAULT_SPLIT_SEED, OnBadRow, check_limit, csv_rows, numbered_lines, normalise_split,
-                      parse_split_option, reject, reject_unknown_options, require_file, seeded_split)
 
 DATASET = "questions"
 COLUMNS = ("question", "answers", "topic_entities", "split", "id")

@@ -54,10 +54,21 @@ from pathlib import Path
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.loaders._common import (
+    GraphBuilder,
+    OnBadRow,
+    check_limit,
+    csv_rows,
+    header_positions,
+    normalise_split,
+    paper_split,
+    reject,
+    reject_unknown_options,
+    require_dir,
+    require_file,
+    require_source,
+)
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
-
-from gretriever_neo4j.loaders._common import (GraphBuilder, OnBadRow, check_limit, csv_rows, header_positions, normalise_split,
-                      paper_split, reject, reject_unknown_options, require_dir, require_file, require_source)
 
 DATASET = "scenegraphs"
 KIND = "per-sample"

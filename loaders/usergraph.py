@@ -29,10 +29,21 @@ from itertools import islice
 from pathlib import Path
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.loaders._common import (
+    DEFAULT_KG_BATCH,
+    GraphBuilder,
+    NamedLoader,
+    OnBadRow,
+    batched_kg_records,
+    check_limit,
+    csv_rows,
+    header_positions,
+    numbered_lines,
+    reject,
+    reject_unknown_options,
+    require_file,
+)
 from gretriever_neo4j.records import GraphRecord, Record
-
-from gretriever_neo4j.loaders._common import (DEFAULT_KG_BATCH, GraphBuilder, NamedLoader, OnBadRow, batched_kg_records, check_limit,
-                      csv_rows, header_positions, numbered_lines, reject, reject_unknown_options, require_file)
 
 NODE_COLUMNS = ("node_id", "node_attr")
 EDGE_COLUMNS = ("src", "edge_attr", "dst")

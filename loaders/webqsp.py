@@ -43,10 +43,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.loaders._common import (
+    DEFAULT_SPLIT_SEED,
+    GraphBuilder,
+    OnBadRow,
+    check_limit,
+    normalise_split,
+    numbered_lines,
+    parse_split_option,
+    reject,
+    reject_unknown_options,
+    seeded_split,
+    split_from_filename,
+)
 from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
-
-from gretriever_neo4j.loaders._common import (DEFAULT_SPLIT_SEED, GraphBuilder, OnBadRow, check_limit, normalise_split, numbered_lines,
-                      parse_split_option, reject, reject_unknown_options, seeded_split, split_from_filename)
 
 DATASET = "webqsp"
 KIND = "kg"

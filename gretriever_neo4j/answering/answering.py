@@ -108,7 +108,7 @@ class Answering:
         # Models are loaded on first use by whichever request needs them: one loads, the others wait for it.
         self._load_lock = threading.RLock()
 
-    def variant(self, *, mode: str | None = None, llm_when: str | None = None) -> "Answering":
+    def variant(self, *, mode: str | None = None, llm_when: str | None = None) -> Answering:
         """The same answering with another mode or LLM policy, sharing the models already loaded."""
         mode = mode or self.mode
         llm_when = llm_when or self.llm_when
@@ -118,7 +118,7 @@ class Answering:
         with self._load_lock:
             return self._variant(key)
 
-    def _variant(self, key: tuple[str, str]) -> "Answering":
+    def _variant(self, key: tuple[str, str]) -> Answering:
         mode, llm_when = key
         variants = self.__dict__.setdefault("_variants", {})
         if key not in variants:
@@ -259,8 +259,8 @@ class Answering:
                       models={"generator": f"{generator.config.variant} / {generator.config.llm} (labels)"})
 
     def _free_text(self, retrieval: Retrieval, history, streamer=None, cancel=None) -> Answer:
-        from gretriever_neo4j.model.sample import format_question
         from gretriever_neo4j.model.prompts import sample_from_retrieval
+        from gretriever_neo4j.model.sample import format_question
 
         started = time.perf_counter()
         model = self.generator()

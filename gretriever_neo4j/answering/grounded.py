@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.model.sample import QASample
-from gretriever_neo4j.reader import Reading, ReaderInput, read, reader_input
+from gretriever_neo4j.reader import ReaderInput, Reading, read, reader_input
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.retrieval.textualize import graph_csv
 

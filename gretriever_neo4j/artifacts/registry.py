@@ -58,7 +58,7 @@ class TrainedModels:
         parts = [f"{part} {self.path(part)}" for part in ("retriever", "reader", "generator") if getattr(self, part)]
         return "; ".join(parts) or "nothing trained"
 
-    def with_part(self, part: str, name: str, details: dict | None = None) -> "TrainedModels":
+    def with_part(self, part: str, name: str, details: dict | None = None) -> TrainedModels:
         merged = dict(self.details)
         if details is not None:
             merged[part] = details

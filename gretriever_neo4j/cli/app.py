@@ -25,7 +25,8 @@ def _connection_options(
     context: typer.Context,
     uri: Optional[str] = typer.Option(None, "--uri", help="Bolt URI [env NEO4J_URI; default bolt://127.0.0.1:7687]"),
     user: Optional[str] = typer.Option(None, "--user", help="[env NEO4J_USER; default neo4j]"),
-    password: Optional[str] = typer.Option(None, "--password", help="[env NEO4J_PASSWORD; default: the bundled server's]"),
+    password: Optional[str] = typer.Option(None, "--password",
+                                           help="[env NEO4J_PASSWORD; default: the bundled server's]"),
     database: Optional[str] = typer.Option(None, "--database", help="[env NEO4J_DATABASE; default neo4j]"),
     verbose: bool = typer.Option(False, "--verbose", help="show library warnings and debug logs [env GQA_VERBOSE=1]"),
 ) -> None:

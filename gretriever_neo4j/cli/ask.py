@@ -216,7 +216,8 @@ def print_answer(answer: dict) -> None:
         if len(nodes) > MAX_SHOWN_ANSWERS:
             console.print(f"  [dim]and {len(nodes) - MAX_SHOWN_ANSWERS} more (--json lists them all)[/]")
     else:
-        console.print(f"[bold]answer[/] [dim]({answer['mode']})[/]: [bold green]{escape(answer['text'] or '(empty)')}[/]")
+        console.print(f"[bold]answer[/] [dim]({answer['mode']})[/]: "
+                      f"[bold green]{escape(answer['text'] or '(empty)')}[/]")
     for part, described in answer["models"].items():
         console.print(f"[dim]{part}: {escape(described)}[/]")
     check = answer.get("citations")

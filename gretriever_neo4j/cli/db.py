@@ -16,7 +16,8 @@ app.add_typer(db_app, name="db")
 
 @db_app.command("start")
 def db_start(heap: Optional[str] = typer.Option(None, help="JVM heap, e.g. 2g [env GQA_NEO4J_HEAP]"),
-             pagecache: Optional[str] = typer.Option(None, help="page cache, e.g. 2g [env GQA_NEO4J_PAGECACHE]")) -> None:
+             pagecache: Optional[str] = typer.Option(None,
+                                                     help="page cache, e.g. 2g [env GQA_NEO4J_PAGECACHE]")) -> None:
     """Download Neo4j 5.26 once, configure it for 127.0.0.1 with auth, start it, wait for Bolt."""
     from gretriever_neo4j import server
 

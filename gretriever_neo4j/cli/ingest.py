@@ -66,7 +66,8 @@ def ingest(
         def on_progress(p) -> None:
             elapsed, n = max(time.perf_counter() - started, 1e-9), p.info
             bars.update(task, completed=p.done,
-                        rate=f"{n['nodes_written'] / elapsed:,.0f} nodes/s {n['edges_written'] / elapsed:,.0f} edges/s · "
+                        rate=f"{n['nodes_written'] / elapsed:,.0f} nodes/s "
+                             f"{n['edges_written'] / elapsed:,.0f} edges/s · "
                              f"embed {n['embed_seconds']:,.0f} s · write {n['write_seconds']:,.0f} s")
 
         report = execute_plan(plan, store, model, reembed=reembed, max_batch_items=batch_size,

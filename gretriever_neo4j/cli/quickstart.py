@@ -35,7 +35,8 @@ def quickstart(
     from gretriever_neo4j.cli.ask import ask
 
     ask(question=question, graph="webqsp", questions=None, out=None, retrieve_only=retrieve_only, free_text=False,
-        reader_only=False, llm_when="auto", checkpoint=None, reader=None, llm=None, device="auto", embedder=None, seed_k=None,
+        reader_only=False, llm_when="auto", checkpoint=None, reader=None, llm=None,
+        device="auto", embedder=None, seed_k=None,
         seed_k_edges=None, hops=None, fanout=None, max_nodes=None, max_edges=None, topk=None, topk_e=None,
         cost_e=None, retriever="auto", retriever_checkpoint=None, as_json=False, subgraph=True)
 

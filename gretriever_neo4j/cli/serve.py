@@ -25,7 +25,8 @@ def serve(
                                           "start"),
 ) -> None:
     """Serve the API (/docs) and the web page (/) until interrupted."""
-    from gretriever_neo4j.service import ServiceConfig, check_bind, serve as run
+    from gretriever_neo4j.service import ServiceConfig, check_bind
+    from gretriever_neo4j.service import serve as run
 
     config = ServiceConfig(host=host, port=port, token=token or os.environ.get("GQA_SERVE_TOKEN") or None,
                            max_question_chars=max_question_chars, max_body_bytes=max_body_bytes, max_queue=max_queue,

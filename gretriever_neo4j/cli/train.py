@@ -98,8 +98,14 @@ class _TrainProgress:
     subgraphs retrieved for the reader, epochs of each model), a line for everything else."""
 
     def __init__(self):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.bars = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
                              TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -107,7 +113,7 @@ class _TrainProgress:
         self.tasks: dict[str, int] = {}
         self.part = "training"
 
-    def __enter__(self) -> "_TrainProgress":
+    def __enter__(self) -> _TrainProgress:
         self.bars.start()
         return self
 
@@ -259,7 +265,8 @@ def train(
         return
     from gretriever_neo4j.model.config import ModelConfig
     from gretriever_neo4j.model.gretriever import build_model
-    from gretriever_neo4j.train.trainer import TrainConfig, train as run_training
+    from gretriever_neo4j.train.trainer import TrainConfig
+    from gretriever_neo4j.train.trainer import train as run_training
 
     config = ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
                          **({"gnn_hidden": gnn_hidden} if gnn_hidden else {}),
@@ -362,10 +369,10 @@ def evaluate(
     answers are scored by `gqa ask --questions`."""
     import time as _time
 
+    from gretriever_neo4j import metrics
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.model.citations import check_citations, summarize_citations
-    from gretriever_neo4j import metrics
     from gretriever_neo4j.model.prompts import LABEL_SETS
     from gretriever_neo4j.train.trainer import predict
 

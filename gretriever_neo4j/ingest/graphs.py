@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
 from gretriever_neo4j.progress import OnProgress, notify
+from gretriever_neo4j.records import GraphRecord, QuestionRecord, Record
 from gretriever_neo4j.store.graph_store import GraphStore, WriteBatch, vectors_param
 
 

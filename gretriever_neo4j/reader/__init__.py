@@ -19,8 +19,15 @@ import numpy as np
 
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
-from gretriever_neo4j.reader.paths import (SubgraphView, Walks, evidence_edges, find_anchors, named_nodes, signature_text,
-                                           walks)
+from gretriever_neo4j.reader.paths import (
+    SubgraphView,
+    Walks,
+    evidence_edges,
+    find_anchors,
+    named_nodes,
+    signature_text,
+    walks,
+)
 from gretriever_neo4j.retrieval.linking import mask_question, strip_topic_markers
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
@@ -234,5 +241,6 @@ def read(reader, item: ReaderInput, masked_vector: np.ndarray, full_vector: np.n
     return reader.read(item.question, item.view, item.anchors, masked_vector, full_vector)
 
 
-__all__ = ["Reading", "ReaderInput", "SubgraphView", "TrainedReader", "ZeroShotReader", "answer_set", "find_anchors", "humanize_relation",
+__all__ = ["Reading", "ReaderInput", "SubgraphView", "TrainedReader", "ZeroShotReader",
+           "answer_set", "find_anchors", "humanize_relation",
            "read", "reader_input", "walks"]

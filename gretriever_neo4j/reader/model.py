@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.reader.features import NODE_FLAGS, ReaderExample
 
 CHECKPOINT_FORMAT = "gqa-reader/1"
@@ -61,7 +61,7 @@ class ReaderConfig:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ReaderConfig":
+    def from_dict(cls, data: dict[str, Any]) -> ReaderConfig:
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -86,7 +86,7 @@ def build_module(dim: int, config: ReaderConfig):
             self.flags = nn.Linear(len(NODE_FLAGS), 1)
             self.no_walk = nn.Parameter(torch.tensor(-4.0))
 
-        def forward(self, batch: "Batch", node_table, relation_table):
+        def forward(self, batch: Batch, node_table, relation_table):
             """(node logits in the batch's node order, signature logits in its signature order)."""
             q = self.question(batch.question)[batch.sig_question]  # (S, h)
             steps = torch.zeros_like(q)

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.linking import (STOP_WORDS, analyzer_tokens, same_word,
-                                                strip_topic_markers)
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, same_word, strip_topic_markers
 
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id, FORWARD | BACKWARD)
@@ -52,7 +51,7 @@ class SubgraphView:
         return int(self.node_vectors.shape[1]) if self.node_vectors.ndim == 2 else 0
 
     @classmethod
-    def from_result(cls, result) -> "SubgraphView":
+    def from_result(cls, result) -> SubgraphView:
         """From a `RetrievalResult` (any retriever): its textualized subgraph, with the candidate's vectors."""
         candidate, sub = result.candidate, result.subgraph
         dim = int(candidate.node_embeddings.shape[1]) if candidate.node_embeddings.ndim == 2 else 0

@@ -12,12 +12,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gretriever_neo4j.progress import OnProgress
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.progress import OnProgress
 from gretriever_neo4j.reader import ReaderInput
 from gretriever_neo4j.reader.features import ReaderExample, VectorTable, build_example
-from gretriever_neo4j.reader.model import (ReaderConfig, ReaderHistory, answer_set, calibrate, predict_logits, set_f1, sigmoid,
-                    train_module)
+from gretriever_neo4j.reader.model import (
+    ReaderConfig,
+    ReaderHistory,
+    answer_set,
+    calibrate,
+    predict_logits,
+    set_f1,
+    sigmoid,
+    train_module,
+)
 from gretriever_neo4j.reader.paths import walks
 
 
@@ -28,7 +36,8 @@ class ExampleSet:
     relations: VectorTable
 
 
-def build_examples(items: Sequence[ReaderInput], answers: Sequence[Sequence[str]], embed: Callable, config: ReaderConfig,
+def build_examples(items: Sequence[ReaderInput], answers: Sequence[Sequence[str]],
+                   embed: Callable, config: ReaderConfig,
                    nodes: VectorTable | None = None, relations: VectorTable | None = None) -> ExampleSet:
     """Examples for `items` (labels from `answers`: node keys or texts). `embed(texts) -> (n, d)`."""
     if len(items) != len(answers):

@@ -7,9 +7,9 @@ downstream (PCST, textualisation) is a pure function of it, which is what makes 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Iterable, Sequence
 
 import numpy as np
 

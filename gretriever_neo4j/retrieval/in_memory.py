@@ -8,9 +8,9 @@ the candidate graph, and hands it to `retrieve_from_candidates`, exactly as `ret
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
 
 import numpy as np
 

@@ -241,7 +241,8 @@ class InMemoryLinking:
         out = []
         keys, texts = self.kg.node_keys, self.kg.node_texts
         for mention in mentions:
-            hits = sorted(self._phrase_hits(analyzer_tokens(mention)), key=lambda hit: (-round(hit[1], 6), keys[hit[0]]))
+            hits = sorted(self._phrase_hits(analyzer_tokens(mention)),
+                          key=lambda hit: (-round(hit[1], 6), keys[hit[0]]))
             out.append([TextHit(keys[node], texts[node], score) for node, score in hits[:limit]])
         return out
 

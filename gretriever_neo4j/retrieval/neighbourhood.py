@@ -6,8 +6,8 @@ store differ only in how they fetch (and order) incident edges, never in what ex
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
 
 import numpy as np
 

@@ -14,9 +14,9 @@ virtual nodes, solver call and edge order handed to the solver. Deliberate diffe
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Sequence
 
 import numpy as np
 

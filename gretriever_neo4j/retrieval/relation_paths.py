@@ -62,8 +62,8 @@ class PathConfig:
     max_edges: int = 300
     max_edges_per_path: int = 120
     baseline_margin: float = 0.05
-    repeat_penalty: float = 0.05
-    hop_penalty: float = 0.15  # a named hop beyond the first must earn this much to outrank a shorter path  # a relation met again on the same path adds nothing and costs this
+    repeat_penalty: float = 0.05  # a relation met again on the same path adds nothing and costs this
+    hop_penalty: float = 0.15  # a named hop beyond the first must earn this much to outrank a shorter path
     max_incident: int = 50_000  # incident entries scored per step
 
     def __post_init__(self) -> None:
@@ -285,14 +285,14 @@ class RelationTexts:
     `shared(embed)` gives one table per embedder in a process, so the retriever and the reader embed a relation
     text once between them; `known` seeds it (a cache kept on disk by the caller)."""
 
-    _shared: dict[int, "RelationTexts"] = {}
+    _shared: dict[int, RelationTexts] = {}
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray], known: dict[str, np.ndarray] | None = None):
         self.embed = embed
         self._vectors: dict[str, np.ndarray] = dict(known or {})
 
     @classmethod
-    def shared(cls, embed: Callable[[list[str]], np.ndarray]) -> "RelationTexts":
+    def shared(cls, embed: Callable[[list[str]], np.ndarray]) -> RelationTexts:
         owner = getattr(embed, "__self__", embed)  # a bound `Embedder.embed`: one table per embedder
         if id(owner) not in cls._shared:
             cls._shared[id(owner)] = cls(embed)
@@ -412,9 +412,9 @@ class PathRetriever:
         return link.preferred(1, 0.0)[:self.max_seeds]
 
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
+        from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.linking import mask_question
         from gretriever_neo4j.retrieval.pcst import Selection
-        from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.textualize import textualize
 
         timings: dict[str, float] = {}
@@ -452,7 +452,7 @@ def signature_scores(signatures: Sequence[Sequence[Step]], similarity: np.ndarra
         if not signature:
             continue
         total, seen = 0.0, set()
-        for relation, direction in signature:
+        for relation, _direction in signature:
             total += -config.repeat_penalty if relation in seen else float(similarity[relation]) - baseline
             seen.add(relation)
         hops = sum(1 for step in signature if tuple(step) not in lands_opaque)

@@ -7,7 +7,7 @@ with the same relation text and therefore the same embedding.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -71,7 +71,7 @@ class ServerConfig:
 
     @classmethod
     def resolve(cls, *, heap: str | None = None, pagecache: str | None = None,
-                bolt_port: int = 7687, http_port: int = 7474) -> "ServerConfig":
+                bolt_port: int = 7687, http_port: int = 7474) -> ServerConfig:
         """Arguments win over GQA_NEO4J_HEAP / GQA_NEO4J_PAGECACHE, which win over the defaults."""
         return cls(
             heap=heap or env_size("GQA_NEO4J_HEAP") or DEFAULT_HEAP,

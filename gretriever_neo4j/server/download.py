@@ -19,10 +19,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Sequence
+from typing import BinaryIO
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError
 from gretriever_neo4j.progress import OnProgress, notify
@@ -139,7 +140,7 @@ class _Connections:
         self._guard = threading.Lock()
         self._use_proxy = bool(urllib.request.getproxies())
 
-    def __enter__(self) -> "_Connections":
+    def __enter__(self) -> _Connections:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -25,12 +25,12 @@ class ServerLayout:
     jar_cache: Path  # parent of the versioned jar directories; another layout may share it
 
     @classmethod
-    def at(cls, root: str | Path, *, jar_cache: str | Path | None = None) -> "ServerLayout":
+    def at(cls, root: str | Path, *, jar_cache: str | Path | None = None) -> ServerLayout:
         root = Path(root).expanduser().absolute()
         return cls(root, Path(jar_cache).expanduser().absolute() if jar_cache else root / "lib")
 
     @classmethod
-    def default(cls) -> "ServerLayout":
+    def default(cls) -> ServerLayout:
         return cls.at(gqa_home() / "neo4j")
 
     @property

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Sequence
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
 from gretriever_neo4j.server._files import sha1_of

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from gretriever_neo4j.errors import GqaError
 from gretriever_neo4j.progress import Progress

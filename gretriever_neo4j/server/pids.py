@@ -12,9 +12,9 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from gretriever_neo4j.server.java import ENTRY_POINT
 from gretriever_neo4j.server.layout import ServerLayout

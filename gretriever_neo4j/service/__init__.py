@@ -17,8 +17,8 @@ log = logging.getLogger(__name__)
 def build_runtime(config: ServiceConfig, settings) -> Runtime:
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.retrievers.cached import GraphCache
     from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j.retrievers.cached import GraphCache
     from gretriever_neo4j.store.graph_store import GraphStore, open_driver
 
     driver = open_driver(settings, retry_s=config.neo4j_retry_s)
@@ -68,9 +68,8 @@ def check_bind(config: ServiceConfig) -> None:
 def serve(config: ServiceConfig, settings) -> None:
     import uvicorn
 
-    from gretriever_neo4j.service.app import create_app
-
     from gretriever_neo4j import quiet
+    from gretriever_neo4j.service.app import create_app
 
     check_bind(config)
     quiet.configure_logging()

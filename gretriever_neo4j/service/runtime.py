@@ -50,7 +50,7 @@ class Runtime:
         self._stats_lock = threading.Lock()
 
     # -- the generation queue --------------------------------------------------------------------------
-    def ticket(self) -> "Ticket":
+    def ticket(self) -> Ticket:
         """A place among the `max_queue` answers under way, or BusyError (429)."""
         with self._tickets_lock:
             if self._tickets >= self.config.max_queue:
@@ -87,7 +87,8 @@ class Runtime:
         return self.qa.answer(retrieval, answering=answering, streamer=streamer, cancel=cancel)
 
     def graphs(self, max_age_s: float = 600.0) -> dict[str, Any]:
-        """The store's statistics: {"graphs": one row per graph (`overview.graph_rows`), "datasets": per dataset}. Computing them scans every node and relationship (seconds on a large
+        """The store's statistics: {"graphs": one row per graph (`overview.graph_rows`), "datasets": per dataset}.
+        Computing them scans every node and relationship (seconds on a large
         store), so they are kept until the store's fingerprint changes (any ingest, sync or drop) or they are
         `max_age_s` old (question splits can change without a fingerprint change); one caller computes, others
         wait for it."""

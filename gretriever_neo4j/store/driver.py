@@ -32,7 +32,8 @@ def open_driver(settings: Neo4jSettings, *, retry_s: float | None = None):
         driver.verify_connectivity()
     except AuthError:
         driver.close()
-        raise DatabaseError(f"Neo4j at {settings.uri} refused user '{settings.user}': wrong NEO4J_USER/NEO4J_PASSWORD") from None
+        raise DatabaseError(f"Neo4j at {settings.uri} refused user '{settings.user}': "
+                            "wrong NEO4J_USER/NEO4J_PASSWORD") from None
     except (ServiceUnavailable, OSError, ValueError) as exc:
         driver.close()
         raise DatabaseError(f"Neo4j is not reachable at {settings.uri} ({exc.__class__.__name__}); "

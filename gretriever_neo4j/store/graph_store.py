@@ -17,9 +17,9 @@ Stored model:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +82,8 @@ class GraphStore:
         if existing is not None and existing != (embedder, dim):
             if not reembed:
                 raise ConfigError(
-                    f"the stored graphs were embedded with '{existing[0]}' ({existing[1]}-d), not '{embedder}' ({dim}-d): "
+                    f"the stored graphs were embedded with '{existing[0]}' ({existing[1]}-d), "
+                    f"not '{embedder}' ({dim}-d): "
                     f"use --embedder '{existing[0]}', or --reembed to re-embed every stored text with the new model")
             self.write("schema_drop_node_vector_index")
             self.write("schema_drop_rel_vector_index")
@@ -199,7 +200,8 @@ class GraphStore:
                          vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout))
         return {row["key"]: {
             "text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"]),
-            "incident": [{**e, "edge_cos": cos_of_score(e["edge_score"]), "neighbour_cos": cos_of_score(e["neighbour_score"])}
+            "incident": [{**e, "edge_cos": cos_of_score(e["edge_score"]),
+                          "neighbour_cos": cos_of_score(e["neighbour_score"])}
                          for e in row["incident"]]} for row in rows}
 
     def scored_nodes(self, graph: str, keys: Sequence[str], vector: np.ndarray) -> dict[str, dict[str, Any]]:
@@ -385,7 +387,8 @@ class GraphStore:
     def kg_relation_vectors(self, graph: str, texts: Sequence[str]) -> dict[str, list[float]]:
         if not texts:
             return {}
-        return {row["text"]: row["embedding"] for row in self.read("kg_relation_vectors", graph=graph, texts=list(texts))}
+        return {row["text"]: row["embedding"]
+                for row in self.read("kg_relation_vectors", graph=graph, texts=list(texts))}
 
     def kg_node_vectors(self, graph: str, keys: Sequence[str]) -> list[dict[str, Any]]:
         """Key, text, embedding and degree of the given nodes; unknown keys are left out."""

@@ -113,7 +113,8 @@ class LearnedRetriever:
     def beam(self, seeds: np.ndarray, question_vector: np.ndarray) -> BeamResult:
         """Score hop by hop from the seeds, expanding the `beam_nodes` best new nodes each hop."""
         config = self.config
-        q = self.weights.question @ np.asarray(question_vector, dtype=np.float32).reshape(-1) + self.weights.question_bias
+        q = (self.weights.question @ np.asarray(question_vector, dtype=np.float32).reshape(-1)
+             + self.weights.question_bias)
         seeds = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist())), dtype=np.int64)
         hop_of = np.full(self.source.num_nodes, UNREACHED, dtype=np.int64)  # hop at which a node was admitted
         hop_of[seeds] = 0
@@ -134,7 +135,7 @@ class LearnedRetriever:
                 break
             via = frontier[owner_pos[fresh][first]]
             head, relation, tail = self.source.triples(edge)
-            distance = lambda nodes: np.where(hop_of[nodes] == UNREACHED, hop, hop_of[nodes])
+            distance = lambda nodes, hop=hop, hop_of=hop_of: np.where(hop_of[nodes] == UNREACHED, hop, hop_of[nodes])
             logits = self.score_triples(q, head, relation, tail, distance(head), distance(tail))
             scored = np.union1d(scored, edge)
             all_edges.append(edge)

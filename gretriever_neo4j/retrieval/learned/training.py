@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.retrieval.kg import UNREACHED, KnowledgeGraph
 from gretriever_neo4j.retrieval.learned.config import RetrieverConfig
 from gretriever_neo4j.retrieval.learned.scorer import _torch, build_scorer, scoring_text, structure_features
