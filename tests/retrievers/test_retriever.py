@@ -23,7 +23,7 @@ from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
 pytestmark = pytest.mark.neo4j
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PEOPLE = ["Benjamin Franklin", "Thomas Edison", "Marie Curie", "Ada Lovelace", "Nikola Tesla", "Alan Turing",
           "Isaac Newton", "Grace Hopper"]

@@ -14,7 +14,7 @@ from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 
 pytestmark = pytest.mark.neo4j
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 INVENTIONS = {"Lightning rod", "Bifocals", "Glass harmonica", "Franklin stove"}
 
 

@@ -15,7 +15,7 @@ from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.records import GraphRecord
 
 pytestmark = pytest.mark.neo4j
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _dataset_counts(store, dataset: str) -> dict:
