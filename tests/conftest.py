@@ -7,6 +7,7 @@ Each test writes under graph/dataset names of its own and deletes them afterward
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -14,6 +15,10 @@ import pytest
 
 # `gqa ask` uses a running `gqa serve` when one answers; tests must not reach a developer's server.
 os.environ["GQA_SERVER"] = "off"
+
+# Helpers shared by several folders (`from cli_helpers import gqa`) are importable from every test.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -1,5 +1,4 @@
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -7,14 +6,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cli_helpers import gqa  # noqa: E402
 from service_helpers import SAMPLE  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def server_env(neo4j_settings):
     env = {**os.environ, "NEO4J_URI": neo4j_settings.uri, "NEO4J_PASSWORD": neo4j_settings.password}
-    done = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "ingest", "webqsp", "--source", str(SAMPLE)],
-                          env=env, capture_output=True, text=True, timeout=600)
+    done = gqa("ingest", "webqsp", "--source", str(SAMPLE), env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     return env
 

@@ -3,12 +3,12 @@ learned retriever's store-backed source included), and at one that is loading it
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from cli_helpers import gqa
 from service_helpers import Server
 
 from gretriever_neo4j.ingest.graphs import ingest
@@ -47,13 +47,9 @@ def trained_graph(neo4j_driver, neo4j_settings, embedder, tmp_path_factory):
                                       topic_entities=[movie]))
     ingest(records, store, embedder.embed, dataset=graph)
     home = tmp_path_factory.mktemp("gqa-home")
-    env = {"NEO4J_URI": neo4j_settings.uri, "NEO4J_PASSWORD": neo4j_settings.password, "GQA_HOME": str(home)}
-    import os
-
-    env = {**os.environ, **env}
-    trained = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "train-retriever", "--graph", graph,
-                              "--dataset", graph, "--epochs", "2"], env=env, capture_output=True, text=True,
-                             timeout=900)
+    env = {**os.environ, "NEO4J_URI": neo4j_settings.uri, "NEO4J_PASSWORD": neo4j_settings.password,
+           "GQA_HOME": str(home)}
+    trained = gqa("train-retriever", "--graph", graph, "--dataset", graph, "--epochs", "2", env=env)
     assert trained.returncode == 0, trained.stderr[-3000:]
     yield graph, env
     store.drop_graph(graph)

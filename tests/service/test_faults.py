@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import httpx
 import pytest
+from cli_helpers import gqa
 from service_helpers import FRANKLIN, SAMPLE, Server, free_port
 
 from gretriever_neo4j import server as neo4j_server
@@ -31,8 +30,7 @@ def private_neo4j(server_env, tmp_path):
     env = {**server_env, "NEO4J_URI": f"bolt://127.0.0.1:{bolt}",
            "NEO4J_PASSWORD": layout.password_file.read_text().strip()}
     try:
-        done = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "ingest", "webqsp", "--source", str(SAMPLE)],
-                              env=env, capture_output=True, text=True, timeout=600)
+        done = gqa("ingest", "webqsp", "--source", str(SAMPLE), env=env)
         assert done.returncode == 0, done.stderr[-2000:]
         yield env, start, lambda: neo4j_server.stop(layout)
     finally:

@@ -5,11 +5,10 @@ Browser apply), not "Node" and "REL"."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from cli_helpers import gqa
 from service_helpers import FRANKLIN
 from test_web_page import ARTIFACTS, chromium
 
@@ -20,8 +19,7 @@ def test_the_browser_link_shows_texts_not_labels(server_env, neo4j_settings):
     if not neo4j_settings.uri.startswith("bolt://127.0.0.1"):
         pytest.skip("the style is configured by `gqa db start`; this server is another one")
     playwright = pytest.importorskip("playwright.sync_api")
-    asked = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "ask", "--retrieve-only", "--graph", "webqsp",
-                            "--json", FRANKLIN], env=server_env, capture_output=True, text=True, timeout=300)
+    asked = gqa("ask", "--retrieve-only", "--graph", "webqsp", "--json", FRANKLIN, env=server_env, timeout=300)
     assert asked.returncode == 0, asked.stderr[-2000:]
     retrieval = json.loads(asked.stdout)
     with playwright.sync_playwright() as p:

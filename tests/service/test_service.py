@@ -4,14 +4,13 @@ authentication, streaming with a client that goes away, and `gqa ask` through it
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 import time
 
 import httpx
 import pytest
 
+from cli_helpers import gqa
 from service_helpers import FRANKLIN, INVENTIONS, Server, free_port
 
 pytestmark = pytest.mark.neo4j
@@ -124,22 +123,19 @@ def test_stream_reports_errors_as_events(server):
 def test_cli_ask_goes_through_a_running_server(server, server_env):
     env = {**server_env, "GQA_SERVER": server.url}
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gretriever_neo4j", "ask", "--graph", "webqsp",
-                           "--json", FRANKLIN], env=env, capture_output=True, text=True, timeout=120)
+    done = gqa("ask", "--graph", "webqsp", "--json", FRANKLIN, env=env, timeout=120, python_flags=("-X", "importtime"))
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert {n["text"] for n in data["answer"]["nodes"]} == INVENTIONS
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert not {"torch", "transformers", "sentence_transformers", "numpy"} & imported  # the server did the work
-    failed = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "ask", "--graph", "nope", "who?"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    failed = gqa("ask", "--graph", "nope", "who?", env=env, timeout=60)
     assert failed.returncode == 1 and "no stored graph" in failed.stderr and "HTTP 404" in failed.stderr
     assert time.perf_counter() - started < 60
 
 
 def test_a_non_local_bind_needs_a_token(server_env):
-    refused = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "serve", "--host", "0.0.0.0", "--port",
-                              str(free_port())], env=server_env, capture_output=True, text=True, timeout=60)
+    refused = gqa("serve", "--host", "0.0.0.0", "--port", str(free_port()), env=server_env, timeout=60)
     assert refused.returncode == 1 and "token" in refused.stderr and "Traceback" not in refused.stderr
     guarded = Server({**server_env, "GQA_SERVE_TOKEN": "s3cret"}, host="0.0.0.0").wait()
     try:

@@ -4,8 +4,6 @@ with a tiny random Llama, on the real Neo4j server."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -16,6 +14,8 @@ from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from gretriever_neo4j.model.prompts import prompt_for
 from gretriever_neo4j.train.data import SampleCache, build_samples, retrieval_text
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 
@@ -64,11 +64,6 @@ def test_prompts_and_metaqa_brackets():
     assert prompt_for("explagraphs", "Argument 1: a\nAnswer:") == "Argument 1: a\nAnswer:"
 
 
-def _gqa(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          timeout=900)
-
-
 def test_cli_train_eval_ask_with_a_tiny_llama(store, embedder, tmp_path, monkeypatch, neo4j_settings):
     prefix = store.test_prefix
     ingest(_toy_dataset(prefix, questions=8), store, embedder.embed, dataset=prefix)
@@ -76,28 +71,28 @@ def test_cli_train_eval_ask_with_a_tiny_llama(store, embedder, tmp_path, monkeyp
     monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
     out = tmp_path / "ckpt"
-    trained = _gqa("train", "--dataset", prefix, "--config", "g-retriever", "--llm", "tiny-random-llama",
+    trained = gqa("train", "--dataset", prefix, "--config", "g-retriever", "--llm", "tiny-random-llama",
                    "--epochs", "2", "--batch-size", "2", "--grad-accum", "1", "--lr", "1e-3", "--gnn-hidden", "32",
                    "--gnn-layers", "2", "--out", str(out))
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert (out / "best").is_dir() and "train loss" in trained.stdout
 
     report = tmp_path / "eval.json"
-    scored = _gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(out / "best"),
+    scored = gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(out / "best"),
                   "--max-new-tokens", "4", "--out", str(report))
     assert scored.returncode == 0, scored.stderr[-3000:]
     data = json.loads(report.read_text())
     assert len(data["predictions"]) == 2 and data["model"]["variant"] == "g-retriever"
     assert {"hit_at_1", "f1", "citations_nodes_valid"} <= set(data["scores"])
 
-    asked = _gqa("ask", "--graph", f"{prefix}/1", "--checkpoint", str(out / "best"), "--json", "Is claim 1 supported?")
+    asked = gqa("ask", "--graph", f"{prefix}/1", "--checkpoint", str(out / "best"), "--json", "Is claim 1 supported?")
     assert asked.returncode == 0, asked.stderr[-3000:]
     answer = json.loads(asked.stdout)["answer"]
     assert answer["model"].startswith("g-retriever") and "citations" in answer
 
-    nothing = _gqa("train", "--dataset", f"{prefix}-none", "--llm", "tiny-random-llama", "--out", str(out))
+    nothing = gqa("train", "--dataset", f"{prefix}-none", "--llm", "tiny-random-llama", "--out", str(out))
     assert nothing.returncode == 1 and "no stored questions" in nothing.stderr and "Traceback" not in nothing.stderr
-    bad = _gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(tmp_path / "missing"))
+    bad = gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(tmp_path / "missing"))
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
 
 
@@ -108,11 +103,11 @@ def test_cli_trains_data_parallel_under_torchrun(store, embedder, tmp_path, monk
     monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
     out = tmp_path / "ddp"
-    trained = _gqa("train", "--dataset", prefix, "--config", "prompt-tuning", "--llm", "tiny-random-llama",
+    trained = gqa("train", "--dataset", prefix, "--config", "prompt-tuning", "--llm", "tiny-random-llama",
                    "--epochs", "2", "--batch-size", "2", "--grad-accum", "1", "--lr", "1e-3", "--nproc", "2",
                    "--out", str(out))
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert "2 data-parallel processes" in " ".join(trained.stdout.split()) and (out / "best").is_dir() and (out / "last").is_dir()
     assert trained.stdout.count("best checkpoint:") == 1  # rank 0 alone reports
-    refused = _gqa("train", "--dataset", prefix, "--nproc", "2")
+    refused = gqa("train", "--dataset", prefix, "--nproc", "2")
     assert refused.returncode == 1 and "--config" in refused.stderr

@@ -5,20 +5,15 @@ unknown graph, a graph with no edges) is a clear error with exit code 1."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 
+from cli_helpers import gqa
+
 pytestmark = pytest.mark.neo4j
-
-
-def _gqa(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          timeout=900)
 
 
 @pytest.fixture()
@@ -40,13 +35,13 @@ def _movies(prefix: str, movies: int = 24) -> list:
 
 
 def test_unknown_graph_and_graph_without_edges_are_clear_errors(store, embedder, cli_env):
-    missing = _gqa("train", "--graph", f"{store.test_prefix}-nowhere")
+    missing = gqa("train", "--graph", f"{store.test_prefix}-nowhere")
     assert missing.returncode == 1 and "no stored graph is called" in missing.stderr
     assert "Traceback" not in missing.stderr
     prefix = store.test_prefix
     ingest([GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=[Node("alone", "alone")], edges=[])],
            store, embedder.embed, dataset=prefix)
-    empty = _gqa("train", "--graph", prefix)
+    empty = gqa("train", "--graph", prefix)
     assert empty.returncode == 1 and "no edges" in empty.stderr and "Traceback" not in empty.stderr
 
 
@@ -55,7 +50,7 @@ def test_a_graph_with_no_questions_trains_on_its_own_paths(store, embedder, cli_
     prefix = store.test_prefix
     ingest(_movies(prefix), store, embedder.embed, dataset=prefix)
     written = cli_env / "synthetic.jsonl"
-    trained = _gqa("train", "--graph", prefix, "--synthetic-paths", "150", "--write-questions", str(written))
+    trained = gqa("train", "--graph", prefix, "--synthetic-paths", "150", "--write-questions", str(written))
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert "relation paths" in trained.stdout and "reader on validation" in trained.stdout
     rows = [json.loads(line) for line in written.read_text().splitlines()]
@@ -64,7 +59,7 @@ def test_a_graph_with_no_questions_trains_on_its_own_paths(store, embedder, cli_
     assert manifest["reader"] == "reader.pt" and manifest["details"]["synthesis"]["questions"] == len(rows)
     assert manifest["details"]["retrieval_choice"]["retriever"] in ("learned", "paths")
 
-    asked = _gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film B3")
+    asked = gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film B3")
     assert asked.returncode == 0, asked.stderr[-3000:]
     data = json.loads(asked.stdout)
     assert data["answer"]["text"] == "Director 5" and data["answer"]["models"]["reader"].startswith("reader")

@@ -7,7 +7,7 @@ import pytest
 
 from gretriever_neo4j import cypher
 
-SOURCE = Path(__file__).resolve().parents[1] / "gretriever_neo4j"
+SOURCE = Path(__file__).resolve().parents[2] / "gretriever_neo4j"
 
 
 def test_every_statement_loads_with_declared_parameters():

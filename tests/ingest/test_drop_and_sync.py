@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 
 import pytest
 
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.ingest.questions import ingest_questions
 
+from cli_helpers import gqa
+
 pytestmark = pytest.mark.neo4j
-
-
-def _gqa(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          input=stdin, timeout=600)
 
 
 def _counts(store, graph: str) -> tuple[int, int, int]:
@@ -56,7 +51,7 @@ def test_drop_removes_everything_of_the_graph_and_nothing_else(store, embedder, 
     assert store.graph_counts(gone)["retrievals"] == 1
     version = store.graph_version(gone)
 
-    declined = _gqa("drop", gone, stdin="n\n")
+    declined = gqa("drop", gone, stdin="n\n")
     assert declined.returncode == 1 and _counts(store, gone) == (31, 30, 10)
 
     deleted = store.drop_graph(gone, batch=7)  # several batches of each kind
@@ -68,9 +63,9 @@ def test_drop_removes_everything_of_the_graph_and_nothing_else(store, embedder, 
     assert _counts(store, keep) == before_keep and store.graph_info(keep) is not None
     assert store.seed_nodes(embedder.embed_query("e3").vector, 3, gone) == []  # gone from the vector index
 
-    again = _gqa("drop", gone, "--yes")
+    again = gqa("drop", gone, "--yes")
     assert again.returncode == 1 and "no stored graph" in again.stderr and "Traceback" not in again.stderr
-    dropped = _gqa("drop", keep, "--yes")
+    dropped = gqa("drop", keep, "--yes")
     assert dropped.returncode == 0, dropped.stderr[-2000:]
     assert _counts(store, keep) == (0, 0, 0) and store.graph_info(keep) is None
 
@@ -158,5 +153,5 @@ def test_sync_csv_graph_updates_texts_and_removes_nodes(store, embedder, tmp_pat
     assert nodes == {"0": "Benjamin Franklin", "1": "the lightning rod"} and edges == {("0", "invented", "1")}
     assert (report.nodes_written, report.texts_embedded, report.nodes_deleted, report.edges_deleted) == (1, 1, 1, 1)
 
-    cli = _gqa("ingest", "csv", "--source", str(tmp_path), "--graph", name, "--sync", "--limit", "1")
+    cli = gqa("ingest", "csv", "--source", str(tmp_path), "--graph", name, "--sync", "--limit", "1")
     assert cli.returncode == 1 and "--limit" in cli.stderr and "Traceback" not in cli.stderr

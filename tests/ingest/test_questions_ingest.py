@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.ingest.questions import ingest_questions
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 
@@ -32,11 +32,6 @@ def toy_kg(store, embedder, tmp_path):
     path.write_text(TRIPLES)
     ingest_dataset(store, embedder, "triples", str(path), graph=name)
     return name
-
-
-def _gqa(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          input=stdin, timeout=600)
 
 
 def test_formats_store_questions_like_the_loaders(store, embedder, toy_kg, tmp_path):
@@ -110,7 +105,7 @@ def test_bad_rows_and_unknown_graph_write_nothing(store, embedder, toy_kg, tmp_p
 def test_cli_reports_and_fails_cleanly(store, toy_kg, tmp_path):
     good = tmp_path / "good.jsonl"
     good.write_text(json.dumps({"question": "who directed Alien", "answers": "Ridley Scott"}) + "\n")
-    done = _gqa("ingest", "questions", "--graph", toy_kg, "--source", str(good), "--split", "val", "--json")
+    done = gqa("ingest", "questions", "--graph", toy_kg, "--source", str(good), "--split", "val", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     data = json.loads(done.stdout)
     assert (data["questions"], data["linked_by_name"], data["answers_as_nodes"], data["splits"]) == (
@@ -118,8 +113,8 @@ def test_cli_reports_and_fails_cleanly(store, toy_kg, tmp_path):
 
     bad = tmp_path / "bad.csv"
     bad.write_text("question,answers\nwho starred in Witness,Harrison Ford\nwho directed Witness,\n")
-    failed = _gqa("ingest", "questions", "--graph", toy_kg, "--source", str(bad))
+    failed = gqa("ingest", "questions", "--graph", toy_kg, "--source", str(bad))
     assert failed.returncode == 1 and f"{bad}:3" in failed.stderr and "Traceback" not in failed.stderr
     assert [row["qid"] for row in store.questions(toy_kg)] == ["good.jsonl:1"]
-    unknown = _gqa("ingest", "questions", "--graph", f"{store.test_prefix}-nope", "--source", str(good))
+    unknown = gqa("ingest", "questions", "--graph", f"{store.test_prefix}-nope", "--source", str(good))
     assert unknown.returncode == 1 and "no stored graph" in unknown.stderr and "Traceback" not in unknown.stderr

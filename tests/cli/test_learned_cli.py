@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 
+from cli_helpers import gqa
+
 pytestmark = pytest.mark.neo4j
-
-
-def _gqa(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          timeout=900)
 
 
 def test_train_retriever_then_ask_learned(store, embedder, tmp_path, monkeypatch, neo4j_settings):
@@ -36,12 +31,12 @@ def test_train_retriever_then_ask_learned(store, embedder, tmp_path, monkeypatch
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
     checkpoint = tmp_path / "retriever.pt"
 
-    trained = _gqa("train-retriever", "--dataset", prefix, "--epochs", "3", "--max-edges", "10",
+    trained = gqa("train-retriever", "--dataset", prefix, "--epochs", "3", "--max-edges", "10",
                    "--out", str(checkpoint))
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert checkpoint.is_file() and "trained on 24 questions" in trained.stdout
 
-    asked = _gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint", str(checkpoint),
+    asked = gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint", str(checkpoint),
                  "--graph", prefix, "--json", "who directed Movie 5")
     assert asked.returncode == 0, asked.stderr[-3000:]
     data = json.loads(asked.stdout)
@@ -49,7 +44,7 @@ def test_train_retriever_then_ask_learned(store, embedder, tmp_path, monkeypatch
     assert {"Movie 5", "Director 5"} <= texts and len(data["edges"]) <= 10
     assert data["id"] in data["browser_statement"]
 
-    missing = _gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint",
+    missing = gqa("ask", "--retrieve-only", "--retriever", "learned", "--retriever-checkpoint",
                    str(tmp_path / "none.pt"), "--graph", prefix, "who directed Movie 5")
     assert missing.returncode == 1 and "train-retriever" in missing.stderr and "Traceback" not in missing.stderr
 
@@ -70,23 +65,23 @@ def test_generic_graph_ingest_questions_train_and_ask(store, tmp_path, monkeypat
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
     monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
 
-    assert _gqa("ingest", "triples", "--source", str(kb), "--graph", name).returncode == 0
-    ingested = _gqa("ingest", "questions", "--graph", name, "--source", str(questions), "--split",
+    assert gqa("ingest", "triples", "--source", str(kb), "--graph", name).returncode == 0
+    ingested = gqa("ingest", "questions", "--graph", name, "--source", str(questions), "--split",
                     "train=0.75,val=0.25", "--seed", "1", "--json")
     assert ingested.returncode == 0, ingested.stderr[-3000:]
     report = json.loads(ingested.stdout)
     assert report["linked_by_name"] == 24 and report["splits"] == {"train": 18, "val": 6}
     assert {q["topic_entities"][0] for q in store.questions(name, "train")} < set(movies)
 
-    trained = _gqa("train-retriever", "--graph", name, "--epochs", "1", "--max-edges", "10")
+    trained = gqa("train-retriever", "--graph", name, "--epochs", "1", "--max-edges", "10")
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert "trained on 18 questions" in trained.stdout
     assert (tmp_path / "home" / "retrievers" / f"{name}.pt").is_file()
-    asked = _gqa("ask", "--retrieve-only", "--retriever", "learned", "--graph", name, "--json", "who directed Movie 5")
+    asked = gqa("ask", "--retrieve-only", "--retriever", "learned", "--graph", name, "--json", "who directed Movie 5")
     assert asked.returncode == 0, asked.stderr[-3000:]
     assert {"Movie 5", "Director 5"} <= {node["text"] for node in json.loads(asked.stdout)["nodes"]}
 
-    pipeline = _gqa("train", "--graph", name, "--reader-questions", "18")
+    pipeline = gqa("train", "--graph", name, "--reader-questions", "18")
     assert pipeline.returncode == 0, pipeline.stderr[-3000:]
     manifest = json.loads((tmp_path / "home" / "models" / name / "manifest.json").read_text())
     assert (manifest["graph"], manifest["dataset"]) == (name, name)
@@ -95,5 +90,5 @@ def test_generic_graph_ingest_questions_train_and_ask(store, tmp_path, monkeypat
     synthesized = manifest["details"].get("synthesis", {}).get("questions", 0)
     assert synthesized > 0 and manifest["details"]["retriever"]["questions"] >= 18
 
-    none = _gqa("train", "--graph", f"{name}-missing")
+    none = gqa("train", "--graph", f"{name}-missing")
     assert none.returncode == 1 and "no stored graph" in none.stderr and "Traceback" not in none.stderr

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,14 +11,11 @@ import pytest
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 
+from cli_helpers import gqa
+
 pytestmark = pytest.mark.neo4j
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 INVENTIONS = {"Lightning rod", "Bifocals", "Glass harmonica", "Franklin stove"}
-
-
-def _gqa(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True,
-                          timeout=900, env=env)
 
 
 @pytest.fixture()
@@ -34,8 +29,8 @@ def cli_env(neo4j_settings, tmp_path, monkeypatch):
 def test_quickstart_question_names_franklins_inventions_and_nothing_else(store, cli_env):
     """The README's question, answered with SmolLM2 under constrained decoding (no training)."""
     sample = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
-    assert _gqa("ingest", "webqsp", "--source", str(sample)).returncode == 0
-    asked = _gqa("ask", "--graph", "webqsp", "--llm-when", "always", "--json", "what else did ben franklin invent?")
+    assert gqa("ingest", "webqsp", "--source", str(sample)).returncode == 0
+    asked = gqa("ask", "--graph", "webqsp", "--llm-when", "always", "--json", "what else did ben franklin invent?")
     assert asked.returncode == 0, asked.stderr[-3000:]
     answer = json.loads(asked.stdout)["answer"]
     named = [node["text"] for node in answer["nodes"]]
@@ -70,7 +65,7 @@ def test_ask_questions_file_round_trips_and_scores(store, embedder, cli_env):
     questions.write_text("who directed Film A3\tDirector 3\n\nwho directed Film B5\tDirector 9|Director 7\n"
                          "who directed Film C1\n")
     out = cli_env / "answers.jsonl"
-    asked = _gqa("ask", "--questions", str(questions), "--graph", prefix, "--reader-only", "--out", str(out))
+    asked = gqa("ask", "--questions", str(questions), "--graph", prefix, "--reader-only", "--out", str(out))
     assert asked.returncode == 0, asked.stderr[-3000:]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["line"] for r in rows] == [1, 3, 4]
@@ -86,13 +81,13 @@ def test_ask_questions_file_round_trips_and_scores(store, embedder, cli_env):
 
     bad = cli_env / "bad.tsv"
     bad.write_text("who directed Film A3\tDirector 3\nwho directed\tA\tB\n")
-    refused = _gqa("ask", "--questions", str(bad), "--graph", prefix, "--reader-only", "--out",
+    refused = gqa("ask", "--questions", str(bad), "--graph", prefix, "--reader-only", "--out",
                    str(cli_env / "never.jsonl"))
     assert refused.returncode == 1 and f"{bad}:2" in refused.stderr and "Traceback" not in refused.stderr
     assert not (cli_env / "never.jsonl").exists()
     empty_answer = cli_env / "empty.tsv"
     empty_answer.write_text("who directed Film A3\t \n")
-    refused = _gqa("ask", "--questions", str(empty_answer), "--graph", prefix)
+    refused = gqa("ask", "--questions", str(empty_answer), "--graph", prefix)
     assert refused.returncode == 1 and f"{empty_answer}:1" in refused.stderr
 
 
@@ -100,13 +95,13 @@ def test_train_once_then_plain_ask_uses_the_trained_models(store, embedder, cli_
     prefix = store.test_prefix
     ingest(_movie_kg(prefix), store, embedder.embed, dataset=prefix)
     monkeypatch.setenv("GQA_HOME", str(cli_env / "home"))
-    trained = _gqa("train", "--dataset", prefix)
+    trained = gqa("train", "--dataset", prefix)
     assert trained.returncode == 0, trained.stderr[-3000:]
     assert "reader on validation" in trained.stdout and f"gqa ask --graph {prefix}" in trained.stdout
     manifest = json.loads((cli_env / "home" / "models" / prefix / "manifest.json").read_text())
     assert manifest["retriever"] == "retriever.pt" and manifest["reader"] == "reader.pt"
 
-    asked = _gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film C4")
+    asked = gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film C4")
     assert asked.returncode == 0, asked.stderr[-3000:]
     data = json.loads(asked.stdout)
     # few real questions: `gqa train` adds self-supervised ones and keeps the retriever that did better on
@@ -115,16 +110,16 @@ def test_train_once_then_plain_ask_uses_the_trained_models(store, embedder, cli_
     assert data["retriever"] == chosen
     assert ("retriever.pt" if chosen == "learned" else "relation paths") in data["retriever_model"]
     assert data["answer"]["models"]["reader"].startswith("reader") and data["answer"]["text"] == "Director 4"
-    plain = json.loads(_gqa("ask", "--graph", prefix, "--json", "who directed Film C4").stdout)["answer"]
+    plain = json.loads(gqa("ask", "--graph", prefix, "--json", "who directed Film C4").stdout)["answer"]
     assert plain["text"] == "Director 4" and plain["models"]["generator"].startswith("not asked: a trained reader")
-    printed = _gqa("ask", "--graph", prefix, "--reader-only", "who directed Film C4")
+    printed = gqa("ask", "--graph", prefix, "--reader-only", "who directed Film C4")
     assert "reader reader.pt" in printed.stdout and ("learned" if chosen == "learned" else "relation paths") in \
         printed.stdout
 
-    other = _gqa("ask", "--graph", "webqsp", "--reader-only", "--reader",
+    other = gqa("ask", "--graph", "webqsp", "--reader-only", "--reader",
                  str(cli_env / "home" / "models" / prefix / "reader.pt"), "who invented bifocals")
     assert other.returncode == 1 and "trained for graph" in other.stderr and "Traceback" not in other.stderr
-    nothing = _gqa("ask", "--graph", prefix, "--retriever", "learned", "--retriever-checkpoint",
+    nothing = gqa("ask", "--graph", prefix, "--retriever", "learned", "--retriever-checkpoint",
                    str(cli_env / "missing.pt"), "who directed Film C4")
     assert nothing.returncode == 1 and "Traceback" not in nothing.stderr
 
@@ -133,8 +128,8 @@ def test_train_once_then_plain_ask_uses_the_trained_models(store, embedder, cli_
 def test_the_readme_question_by_default(store, cli_env):
     """`gqa ask` as a newcomer types it: the reader is sure of the four inventions, so they are the answer."""
     sample = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
-    assert _gqa("ingest", "webqsp", "--source", str(sample)).returncode == 0
-    asked = _gqa("ask", "--graph", "webqsp", "what else did ben franklin invent?")
+    assert gqa("ingest", "webqsp", "--source", str(sample)).returncode == 0
+    asked = gqa("ask", "--graph", "webqsp", "what else did ben franklin invent?")
     assert asked.returncode == 0, asked.stderr[-3000:]
     out = asked.stdout
     assert "4 answers (grounded)" in out and "all valid" in out
@@ -142,5 +137,5 @@ def test_the_readme_question_by_default(store, cli_env):
     # the answer first, each with the chain it rests on; the subgraph as one line, its tables only on request
     assert "because Benjamin Franklin — law.inventor.inventions → Bifocals" in out
     assert out.index("4 answers") < out.index("open in Neo4j Browser") and "nodes (" not in out
-    tables = _gqa("ask", "--graph", "webqsp", "--subgraph", "what else did ben franklin invent?").stdout
+    tables = gqa("ask", "--graph", "webqsp", "--subgraph", "what else did ben franklin invent?").stdout
     assert tables.index("4 answers") < tables.index("nodes (") < tables.index("edges (")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -22,8 +20,10 @@ from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
+from cli_helpers import gqa
+
 pytestmark = pytest.mark.neo4j
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 PEOPLE = ["Benjamin Franklin", "Thomas Edison", "Marie Curie", "Ada Lovelace", "Nikola Tesla", "Alan Turing",
           "Isaac Newton", "Grace Hopper"]
@@ -160,11 +160,9 @@ def test_other_dimension_embedder_is_refused(store, embedder):
 def test_cli_ask_retrieve_only_ben_franklin(store):
     """The WebQSP sample (graph 'webqsp') answers the Quickstart question with Franklin's inventions."""
     sample = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
-    run = lambda *args: subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True,
-                                       text=True, timeout=600)
-    ingested = run("ingest", "webqsp", "--source", str(sample))
+    ingested = gqa("ingest", "webqsp", "--source", str(sample))
     assert ingested.returncode == 0, ingested.stderr
-    asked = run("ask", "--retrieve-only", "--retriever", "static", "--graph", "webqsp", "--json",
+    asked = gqa("ask", "--retrieve-only", "--retriever", "static", "--graph", "webqsp", "--json",
                 "what else did ben franklin invent")
     assert asked.returncode == 0, asked.stderr
     data = json.loads(asked.stdout)
@@ -173,13 +171,13 @@ def test_cli_ask_retrieve_only_ben_franklin(store):
     assert data["browser_url"].startswith("http://") and "MATCH (r:Retrieval" in data["browser_statement"]
     assert data["id"] in data["browser_statement"] and data["tokens"] > 0
     assert set(data["timings_ms"]) >= {"embed", "vector_search", "neighbourhood", "pcst", "textualize", "total"}
-    shown = run("show", data["id"], "--json")
+    shown = gqa("show", data["id"], "--json")
     assert shown.returncode == 0 and json.loads(shown.stdout)["textualized"] == data["textualized"]
 
     for args, message in ((("ask", "--retrieve-only", "   "), "empty"),
                           (("ask", "--retrieve-only", "--graph", "no such graph", "x"), "no stored graph"),
                           (("show", "r-000000000000"), "no retrieval")):
-        failed = run(*args)
+        failed = gqa(*args)
         assert failed.returncode == 1 and message in failed.stderr and "Traceback" not in failed.stderr
 
 
@@ -187,7 +185,6 @@ def test_cli_quickstart_retrieve_only(store, neo4j_settings, monkeypatch):
     """The README's main command, minus generation (the server is the test server, named by NEO4J_URI)."""
     monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
     monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
-    done = subprocess.run([sys.executable, "-m", "gretriever_neo4j", "quickstart", "--retrieve-only"],
-                          capture_output=True, text=True, timeout=600)
+    done = gqa("quickstart", "--retrieve-only")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Benjamin Franklin" in done.stdout and "Bifocals" in done.stdout and "open in Neo4j Browser" in done.stdout

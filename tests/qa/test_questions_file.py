@@ -1,0 +1,23 @@
+"""`gqa ask --questions` files: formats, blank lines, and bad lines named by file and line."""
+
+import pytest
+
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.qa.questions_file import read_questions_file
+
+
+def test_questions_file_formats_and_bad_lines(tmp_path):
+    good = tmp_path / "q.tsv"
+    good.write_text("\ufeffwho directed Heat\tMichael Mann\n\n  \nwhat is X?\nyears\t1990| 1991 |\n", encoding="utf-8")
+    lines = read_questions_file(good)
+    assert [(l.line, l.question, l.answers) for l in lines] == [
+        (1, "who directed Heat", ["Michael Mann"]), (4, "what is X?", None), (5, "years", ["1990", "1991"])]
+    for content, line, message in (("a\tb\tc\n", 1, "TABs"), ("ok\n\tanswer\n", 2, "empty"), ("q\t | \n", 1, "no answer"),
+                                   (b"ok\n\xff\xfe\n", 2, "UTF-8"), ("\n\n", None, "no question")):
+        bad = tmp_path / "bad.tsv"
+        bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+        with pytest.raises(InputError, match=message) as caught:
+            read_questions_file(bad)
+        assert caught.value.line == line and str(bad) in str(caught.value)
+    with pytest.raises(InputError, match="no such file"):
+        read_questions_file(tmp_path / "missing.tsv")
