@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 _PARAMS_LINE = re.compile(r"^//\s*params:\s*(.*)$", re.IGNORECASE)
@@ -45,7 +45,7 @@ def names() -> list[str]:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> CypherQuery:
     resource = resources.files(__package__) / f"{name}.cypher"
     if not resource.is_file():

@@ -93,7 +93,8 @@ def toy_kg(embedder: FakeEmbedder) -> CandidateGraph:
     edges = [(0, "invented", 1), (0, "invented", 2), (0, "born_in", 3), (4, "invented", 5)]
     return CandidateGraph(
         node_keys=[f"n{i}" for i in range(len(nodes))], node_texts=nodes, node_embeddings=embedder.embed(nodes),
-        edge_src=np.asarray([s for s, _, _ in edges], np.int64), edge_dst=np.asarray([d for _, _, d in edges], np.int64),
+        edge_src=np.asarray([s for s, _, _ in edges], np.int64),
+        edge_dst=np.asarray([d for _, _, d in edges], np.int64),
         edge_texts=[t for _, t, _ in edges], edge_embeddings=embedder.embed([t for _, t, _ in edges]))
 
 

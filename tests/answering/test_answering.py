@@ -8,8 +8,8 @@ import json
 from types import SimpleNamespace
 
 import pytest
-
 from fakes import FakeEmbedder, FakeRetriever, FakeStore, toy_kg
+
 from gretriever_neo4j.answering import answering as answering_module
 from gretriever_neo4j.answering.answering import Answer, Answering, AnswerNode
 from gretriever_neo4j.artifacts.registry import TrainedModels, models_dir

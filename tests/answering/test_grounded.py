@@ -7,10 +7,16 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
 from fakes import FakeEmbedder, toy_kg, whole_graph
-from gretriever_neo4j.answering.grounded import (SURE_HIGH, SURE_LOW, GroundedAnswerer, evidence, grounded_prompt,
-                                                 reader_is_sure)
+
+from gretriever_neo4j.answering.grounded import (
+    SURE_HIGH,
+    SURE_LOW,
+    GroundedAnswerer,
+    evidence,
+    grounded_prompt,
+    reader_is_sure,
+)
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import ZeroShotReader
 

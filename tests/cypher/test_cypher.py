@@ -42,7 +42,8 @@ def test_every_call_supplies_exactly_the_declared_parameters():
     assert len(calls) >= 15
     for name, keywords, where in calls:
         query = cypher.load(name)
-        assert keywords == set(query.params), f"{where} calls {name} with {sorted(keywords)}, declared {sorted(query.params)}"
+        assert keywords == set(query.params), (
+            f"{where} calls {name} with {sorted(keywords)}, declared {sorted(query.params)}")
 
 
 def test_every_statement_is_used_somewhere():

@@ -5,11 +5,10 @@ from __future__ import annotations
 import csv
 
 import pytest
+from cli_helpers import gqa
 
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.ingest.questions import ingest_questions
-
-from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 
@@ -82,7 +81,8 @@ def test_sync_triples_leaves_exact_counts_and_embeds_only_new_texts(store, embed
     expected_nodes = {n for h, _, t in changed for n in (h, t)}
     assert edges == set(changed) and set(nodes) == expected_nodes
     assert (report.edges_deleted, report.nodes_deleted) == (15, 41 - 26)
-    assert report.texts_embedded == len({"renamed"} | {n for n in expected_nodes if n not in {f"e{i}" for i in range(41)}})
+    assert report.texts_embedded == len(
+        {"renamed"} | {n for n in expected_nodes if n not in {f"e{i}" for i in range(41)}})
     assert report.edges_written == 6 and store.graph_version(name) > version
 
     plain = ingest_dataset(store, embedder, "triples", str(path), graph=name, sync=True)

@@ -7,12 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_helpers import gqa, invoke
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.records import GraphRecord
-
-from cli_helpers import gqa, invoke
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]
@@ -98,8 +97,10 @@ def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 
 def test_user_csv_graph_and_empty_graph(store, embedder, tmp_path):
     nodes = _write_csv(tmp_path / "nodes.csv", ["node_id", "node_attr"],
-                       [["0", "Benjamin Franklin"], ["1", "lightning rod, an invention"], ["2", 'the "glass" harmonica']])
-    edges = _write_csv(tmp_path / "edges.csv", ["src", "edge_attr", "dst"], [["0", "invented", "1"], ["0", "invented", "2"]])
+                       [["0", "Benjamin Franklin"], ["1", "lightning rod, an invention"],
+                        ["2", 'the "glass" harmonica']])
+    edges = _write_csv(tmp_path / "edges.csv", ["src", "edge_attr", "dst"],
+                       [["0", "invented", "1"], ["0", "invented", "2"]])
     name = f"{store.test_prefix}-franklin"
     report = ingest_dataset(store, embedder, "csv", nodes=str(nodes), edges=str(edges), graph=name)
     assert (report.nodes_written, report.edges_written) == (3, 2)

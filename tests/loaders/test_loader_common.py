@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.loaders._common import (batched_kg_records, normalise_split, paper_split, reject,
-                                              shuffle_split, split_from_filename)
+from gretriever_neo4j.loaders._common import (
+    batched_kg_records,
+    normalise_split,
+    paper_split,
+    reject,
+    shuffle_split,
+    split_from_filename,
+)
 
 
 @pytest.mark.parametrize("n_samples", [3, 5, 10, 17, 100, 1107, 2766])

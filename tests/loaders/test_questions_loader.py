@@ -91,7 +91,8 @@ def test_split_column_default_seeded_split_and_overrides(tmp_path):
     path = _write(tmp_path / "q.tsv", "\n".join(lines) + "\n")
     records = _read(path)
     assert all(r.split == "test" for r in records[:5])
-    assert Counter(r.split for r in records[5:]) == Counter(seeded_split(100, {"train": .6, "val": .2, "test": .2}, 42)[5:])
+    assert Counter(r.split for r in records[5:]) == Counter(
+        seeded_split(100, {"train": .6, "val": .2, "test": .2}, 42)[5:])
     forced = _read(path, split="train=0.5,val=0.5", seed=3)
     assert [r.split for r in forced] == seeded_split(100, {"train": 0.5, "val": 0.5}, 3)
     assert {r.split for r in _read(path, split="val")} == {"val"}

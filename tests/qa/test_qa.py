@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fakes import FakeEmbedder, FakeRetriever, FakeStore, empty_graph, toy_kg
+
 from gretriever_neo4j.answering.answering import Answer
 from gretriever_neo4j.artifacts.registry import TrainedModels, legacy_retriever, models_dir
 from gretriever_neo4j.errors import ConfigError, InputError

@@ -12,7 +12,8 @@ def test_questions_file_formats_and_bad_lines(tmp_path):
     lines = read_questions_file(good)
     assert [(l.line, l.question, l.answers) for l in lines] == [
         (1, "who directed Heat", ["Michael Mann"]), (4, "what is X?", None), (5, "years", ["1990", "1991"])]
-    for content, line, message in (("a\tb\tc\n", 1, "TABs"), ("ok\n\tanswer\n", 2, "empty"), ("q\t | \n", 1, "no answer"),
+    for content, line, message in (("a\tb\tc\n", 1, "TABs"), ("ok\n\tanswer\n", 2, "empty"),
+                                   ("q\t | \n", 1, "no answer"),
                                    (b"ok\n\xff\xfe\n", 2, "UTF-8"), ("\n\n", None, "no question")):
         bad = tmp_path / "bad.tsv"
         bad.write_bytes(content if isinstance(content, bytes) else content.encode())

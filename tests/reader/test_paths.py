@@ -2,8 +2,15 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.reader.paths import (SubgraphView, evidence_edges, find_anchors, named_nodes, prefer_verbatim,
-                                           signature_text, walks)
+from gretriever_neo4j.reader.paths import (
+    SubgraphView,
+    evidence_edges,
+    find_anchors,
+    named_nodes,
+    prefer_verbatim,
+    signature_text,
+    walks,
+)
 from gretriever_neo4j.retrieval.linking import mask_question, same_word
 
 
@@ -16,7 +23,8 @@ def view_of(triples, texts=None):
     nodes = np.eye(dim, dtype=np.float32)[:len(keys)]
     rel = np.eye(dim, dtype=np.float32)[len(keys):]
     return SubgraphView(node_keys=keys, node_texts=[(texts or {}).get(k, k) for k in keys], node_vectors=nodes,
-                        src=np.asarray([index[h] for h, _, _ in triples]), dst=np.asarray([index[t] for _, _, t in triples]),
+                        src=np.asarray([index[h] for h, _, _ in triples]),
+                        dst=np.asarray([index[t] for _, _, t in triples]),
                         relation=np.asarray([relations.index(r) for _, r, _ in triples]), relation_texts=relations,
                         relation_vectors=rel)
 
@@ -47,7 +55,8 @@ def test_evidence_edges_walk_back_to_the_anchor():
     pair = next(i for i, (n, s) in enumerate(zip(found.pair_node, found.pair_sig))
                 if view.node_keys[n] == "Michael Mann" and len(found.signatures[s]) == 2)
     edges = evidence_edges(found, [pair])
-    assert [FILMS[e] for e in edges] == [("Heat", "starred_actors", "Al Pacino"), ("Heat", "directed_by", "Michael Mann")]
+    assert [FILMS[e] for e in edges] == [("Heat", "starred_actors", "Al Pacino"),
+                                         ("Heat", "directed_by", "Michael Mann")]
 
 
 def test_walks_of_an_empty_graph_and_bad_anchors():

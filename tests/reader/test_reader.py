@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
+from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, humanize_relation, read, reader_input
-from gretriever_neo4j.reader.model import (ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1)
+from gretriever_neo4j.reader.model import ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1
 from gretriever_neo4j.reader.training import build_examples, score, train_reader
-from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,8 @@ def test_zero_shot_reader_follows_the_relation_the_question_names(kg, embedder):
     result = whole_graph_result(kg)
     question = f"who directed {TITLES[3]}"
     item = reader_input(question, result, embedder.embed([question])[0])
-    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
+    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
+                   embedder.embed([question])[0])
     assert [item.view.node_texts[a] for a in reading.anchors] == [TITLES[3]]
     assert [item.view.node_texts[n] for n in reading.answers] == [PEOPLE[3]]
     assert reading.signature_of(reading.answers[0]) == "directed_by>"

@@ -8,9 +8,19 @@ import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.learned import (BeamResult, LearnedRetriever, RetrieverConfig, TrainingQuestion,
-                                                answer_coverage, answer_hit, load_checkpoint, save_checkpoint,
-                                                structure_features, subgraph_size, train_retriever)
+from gretriever_neo4j.retrieval.learned import (
+    BeamResult,
+    LearnedRetriever,
+    RetrieverConfig,
+    TrainingQuestion,
+    answer_coverage,
+    answer_hit,
+    load_checkpoint,
+    save_checkpoint,
+    structure_features,
+    subgraph_size,
+    train_retriever,
+)
 from gretriever_neo4j.retrieval.textualize import textualize
 
 DIM = 16

@@ -8,8 +8,15 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.learned import (LearnedRetriever, RetrieverConfig, StoreGraphSource,
-                                                TrainingQuestion, answer_hit, save_checkpoint, train_retriever)
+from gretriever_neo4j.retrieval.learned import (
+    LearnedRetriever,
+    RetrieverConfig,
+    StoreGraphSource,
+    TrainingQuestion,
+    answer_hit,
+    save_checkpoint,
+    train_retriever,
+)
 from gretriever_neo4j.retrieval.linking import MentionPrior, analyzer_tokens, link_seeds, phrase_query
 
 pytestmark = pytest.mark.neo4j

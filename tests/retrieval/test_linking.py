@@ -5,9 +5,18 @@ import pytest
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.linking import (InMemoryLinking, MentionPrior, analyzer_tokens, candidate_mentions,
-                                                escape_lucene, link_seeds, mask_mentions, phrase_query, rrf,
-                                                strip_topic_markers)
+from gretriever_neo4j.retrieval.linking import (
+    InMemoryLinking,
+    MentionPrior,
+    analyzer_tokens,
+    candidate_mentions,
+    escape_lucene,
+    link_seeds,
+    mask_mentions,
+    phrase_query,
+    rrf,
+    strip_topic_markers,
+)
 
 
 def test_strip_topic_markers():

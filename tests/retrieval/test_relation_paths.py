@@ -12,8 +12,14 @@ import pytest
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.relation_paths import (PathConfig, PathRetriever, beam_paths, humanize_relation,
-                                                       is_opaque, signature_scores)
+from gretriever_neo4j.retrieval.relation_paths import (
+    PathConfig,
+    PathRetriever,
+    beam_paths,
+    humanize_relation,
+    is_opaque,
+    signature_scores,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reader"))
 from toy_kg import PEOPLE, PERSON_TEMPLATES, answers_for, toy_kg  # noqa: E402

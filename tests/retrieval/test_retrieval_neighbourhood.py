@@ -9,8 +9,13 @@ import pytest
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph, content_edge_id
-from gretriever_neo4j.retrieval.neighbourhood import (IncidentEdge, InMemoryIncidence, expand, incident_sort_key,
-                                                      order_incident)
+from gretriever_neo4j.retrieval.neighbourhood import (
+    IncidentEdge,
+    InMemoryIncidence,
+    expand,
+    incident_sort_key,
+    order_incident,
+)
 from gretriever_neo4j.retrieval.seeds import cosine_to_query
 
 Q = np.array([1, 0], dtype=np.float32)

@@ -8,8 +8,14 @@ import torch
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
-from gretriever_neo4j.retrieval.pcst import (DEFAULTS, PcstParams, _checked_solver, edge_prizes, node_prizes,
-                                             pcst_subgraph)
+from gretriever_neo4j.retrieval.pcst import (
+    DEFAULTS,
+    PcstParams,
+    _checked_solver,
+    edge_prizes,
+    node_prizes,
+    pcst_subgraph,
+)
 
 
 def transcribed_reference(x: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor, q: torch.Tensor,

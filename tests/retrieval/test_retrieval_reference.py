@@ -10,10 +10,10 @@ import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
-from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
-from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams
 from gretriever_neo4j.retrieval.in_memory import STAGES, find_seeds, retrieve, retrieve_from_candidates
+from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, params_to_dict, with_overrides
+from gretriever_neo4j.retrieval.pcst import DEFAULTS, PcstParams
 from gretriever_neo4j.retrieval.seeds import cosine_to_query
 
 
@@ -156,7 +156,8 @@ def test_params_validation_and_defaults():
     as_dict = json.loads(json.dumps(params_to_dict(params_for("webqsp"))))
     assert as_dict["pcst"] == {"topk": 3, "topk_e": 5, "cost_e": 0.5} and as_dict["fanout"] == 50
     # a stored graph's kind decides the search, whatever its dataset; a user's dataset gets WebQSP's PCST setting
-    assert params_for("my-triples", "per-sample").whole_graph and params_for("my-triples", "kg").pcst == DEFAULTS["webqsp"]
+    assert (params_for("my-triples", "per-sample").whole_graph
+            and params_for("my-triples", "kg").pcst == DEFAULTS["webqsp"])
     assert with_overrides(params_for("webqsp"), {"hops": 1, "fanout": None}) == replace(params_for("webqsp"), hops=1)
     assert with_overrides(params_for("metaqa"), {"cost_e": 0.1}).pcst == PcstParams(topk=3, topk_e=5, cost_e=0.1)
     with pytest.raises(ConfigError, match="unknown retrieval parameter"):

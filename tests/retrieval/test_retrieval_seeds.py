@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.seeds import (cosine_from_neo4j_score, cosine_to_query, edge_rank_key, rank_top,
-                                              seed_nodes)
+from gretriever_neo4j.retrieval.seeds import (
+    cosine_from_neo4j_score,
+    cosine_to_query,
+    edge_rank_key,
+    rank_top,
+    seed_nodes,
+)
 
 
 def test_cosine_matches_definition_and_zero_vector_scores_zero():

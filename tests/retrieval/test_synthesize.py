@@ -10,8 +10,14 @@ import pytest
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.synthesize import (SynthesisConfig, phrase_questions, sample_walk, split_by_path,
-                                                   synthesize, to_rows)
+from gretriever_neo4j.retrieval.synthesize import (
+    SynthesisConfig,
+    phrase_questions,
+    sample_walk,
+    split_by_path,
+    synthesize,
+    to_rows,
+)
 from gretriever_neo4j.retrieval.weak_labels import BACKWARD, FORWARD
 
 

@@ -5,8 +5,14 @@ import pytest
 
 from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.retrieval.kg import UNREACHED, KnowledgeGraph
-from gretriever_neo4j.retrieval.weak_labels import (BACKWARD, FORWARD, describe_pattern, path_patterns,
-                                                    pattern_edges, shortest_path_edges)
+from gretriever_neo4j.retrieval.weak_labels import (
+    BACKWARD,
+    FORWARD,
+    describe_pattern,
+    path_patterns,
+    pattern_edges,
+    shortest_path_edges,
+)
 
 # Two shortest paths A-B-D and A-C-D (the second one against the edge's direction), a longer one A-E-F-D,
 # a distractor A-G, a duplicate of A-B, and an isolated pair H-I.

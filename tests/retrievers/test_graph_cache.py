@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 
 import pytest
+from test_retriever import QUESTIONS, _random_kg
 
-from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.cached import CachedStaticRetriever, GraphCache
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
-from test_retriever import QUESTIONS, _random_kg
 
 pytestmark = pytest.mark.neo4j
 
@@ -47,7 +47,8 @@ def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
     assert cache.get(graph, wait=True).kg.num_edges == 1
     version = store.graph_version(graph)
     second = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
-                         nodes=[Node("Heat", "Heat"), Node("1995", "1995")], edges=[Edge("Heat", "release_year", "1995")])
+                         nodes=[Node("Heat", "Heat"), Node("1995", "1995")],
+                         edges=[Edge("Heat", "release_year", "1995")])
     ingest([second], store, embedder.embed, dataset=store.test_prefix)
     assert store.graph_version(graph) > version
     assert cache.get(graph) is None  # stale: dropped, reloading in the background

@@ -9,18 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import gqa
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
-from gretriever_neo4j.retrieval.pcst import PcstParams
 from gretriever_neo4j.retrieval.in_memory import retrieve
 from gretriever_neo4j.retrieval.params import RetrievalParams
+from gretriever_neo4j.retrieval.pcst import PcstParams
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
-
-from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +100,8 @@ def test_whole_graph_and_empty_graph_parity(store, embedder):
 def test_recorded_retrieval_statement_returns_exactly_its_subgraph(store, embedder, neo4j_settings):
     graph = f"{store.test_prefix}-rec"
     ingest([_random_kg(7, graph, store.test_prefix)], store, embedder.embed, dataset=store.test_prefix)
-    retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve("what else did ben franklin invent", graph=graph)
+    retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve(
+        "what else did ben franklin invent", graph=graph)
     sub = retrieval.result.subgraph
     nodes, rels = store.retrieval_subgraph(retrieval.id)
     assert nodes == set(sub.node_refs) and rels == {e.ref for e in sub.edges}
@@ -121,7 +121,8 @@ def test_recorded_retrieval_statement_returns_exactly_its_subgraph(store, embedd
     assert sub.node_keys and "Benjamin Franklin" in sub.node_keys
 
 
-HOSTILE = ['x"}) MATCH (n) DETACH DELETE n //', "`; DROP INDEX node_embedding; //", "{}} RETURN 1 UNION MATCH (n) RETURN n",
+HOSTILE = ['x"}) MATCH (n) DETACH DELETE n //', "`; DROP INDEX node_embedding; //",
+           "{}} RETURN 1 UNION MATCH (n) RETURN n",
            "' OR 1=1 --", "CALL db.clearQueryCaches()"]
 
 

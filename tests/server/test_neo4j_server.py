@@ -78,7 +78,8 @@ def test_parse_lock_reads_classifiers_and_skips_comments():
         ("netty-transport-native-epoll", "linux-x86_64", SHA_B),
     ]
     same_jars_other_comments = parse_lock(
-        f"org.neo4j:neo4j:5.26.30 {SHA_A}\n# x\nio.netty:netty-transport-native-epoll:4.1.137.Final:linux-x86_64 {SHA_B}\n"
+        f"org.neo4j:neo4j:5.26.30 {SHA_A}\n# x\n"
+        f"io.netty:netty-transport-native-epoll:4.1.137.Final:linux-x86_64 {SHA_B}\n"
     )
     assert same_jars_other_comments.digest == lock.digest
 

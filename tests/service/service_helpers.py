@@ -30,7 +30,7 @@ class Server:
                                          str(self.port), *args], env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, text=True)
 
-    def wait(self, timeout: float = 180) -> "Server":
+    def wait(self, timeout: float = 180) -> Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

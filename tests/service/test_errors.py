@@ -9,8 +9,17 @@ import sys
 import pytest
 from neo4j.exceptions import ServiceUnavailable, SessionExpired
 
-from gretriever_neo4j.errors import (BusyError, ConfigError, DatabaseError, InputError, InternalError,
-                                     InvariantError, ModelError, NotFoundError, unknown_graph)
+from gretriever_neo4j.errors import (
+    BusyError,
+    ConfigError,
+    DatabaseError,
+    InputError,
+    InternalError,
+    InvariantError,
+    ModelError,
+    NotFoundError,
+    unknown_graph,
+)
 from gretriever_neo4j.service.app import failure
 
 

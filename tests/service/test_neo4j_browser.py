@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cli_helpers import gqa
 from service_helpers import FRANKLIN
 from test_web_page import ARTIFACTS, chromium

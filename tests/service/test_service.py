@@ -9,7 +9,6 @@ import time
 
 import httpx
 import pytest
-
 from cli_helpers import gqa
 from service_helpers import FRANKLIN, INVENTIONS, Server, free_port
 
