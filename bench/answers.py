@@ -67,7 +67,7 @@ def run_setup(store, embedder, name: str, questions: list[dict]) -> dict:
     for q in questions:
         started = time.perf_counter()
         try:
-            asked = qa.ask(q["text"], graph="metaqa", kind=kind, record=False)
+            asked = qa.ask(q["text"], graph="metaqa", retriever=kind, record=False)
         except GqaError as error:
             rows.append({"hop": q["hop"], "error": str(error)})
             continue

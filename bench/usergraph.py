@@ -109,7 +109,7 @@ def answer_rows(store, embedder, graph: str, questions: list[dict], llm_when: st
     qa = QA(store, embedder, answering=Answering(embedder, llm_when=llm_when))
     rows = []
     for q in questions:
-        asked = qa.ask(q["text"], graph=graph, kind="auto", record=False)
+        asked = qa.ask(q["text"], graph=graph, retriever="auto", record=False)
         text = asked.answer.text
         rows.append({"hop": q["hop"], "in_subgraph": answer_in_subgraph(asked.retrieval, q["answers"]),
                      "strict_hit_at_1": metrics.strict_hit_at_1(text, q["answers"]),
@@ -169,7 +169,7 @@ def run_webqsp(args, store, embedder, work: Path) -> dict:
     for kind in ("static", "learned"):
         hits, edges, started = [], [], time.perf_counter()
         for q in test:
-            retrieval = qa.retrieve(q["text"], graph=graph, kind=kind, record=False)
+            retrieval = qa.retrieve(q["text"], graph=graph, retriever=kind, record=False)
             hits.append(answer_in_subgraph(retrieval, q["answers"]))
             edges.append(len(retrieval.result.subgraph.edges))
         out[kind] = {"questions": len(test), "answer_in_subgraph": float(np.mean(hits)) if hits else None,

@@ -98,7 +98,7 @@ def ask(
         overrides = _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e)
         qa = make_qa(store, embedder, mode="free-text" if free_text else "auto", checkpoint=checkpoint, llm=llm,
                      device=device, use_llm=not reader_only, reader=reader, quiet=quiet, llm_when=llm_when)
-        options = dict(graph=graph, kind=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
+        options = dict(graph=graph, retriever=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
                        overrides=overrides)
         if lines is not None:
             _ask_many(qa, lines, out, source=str(questions), options=options)

@@ -122,21 +122,23 @@ class QA:
                 self._learned[path] = LearnedKGRetriever(self.context, path, cache=self.cache)
             return self._learned[path]
 
-    def retrieve(self, question: str, *, graph: str | None = None, kind: str = "auto",
+    def retrieve(self, question: str, *, graph: str | None = None, retriever: str = "auto",
                  checkpoint: Path | None = None, record: bool = True,
                  overrides: Mapping[str, Any] | None = None) -> Retrieval:
-        """`overrides`: single retrieval parameters (seed_k, hops, …) over the graph's defaults."""
-        return self.retriever(graph, kind, checkpoint).retrieve(question, graph=graph, overrides=overrides,
-                                                                record=record)
+        """`retriever`: auto | static | learned | paths (`RETRIEVER_KINDS`); `overrides`: single retrieval
+        parameters (seed_k, hops, …) over the graph's defaults."""
+        return self.retriever(graph, retriever, checkpoint).retrieve(question, graph=graph, overrides=overrides,
+                                                                     record=record)
 
-    def ask(self, question: str, *, graph: str | None = None, kind: str = "auto", checkpoint: Path | None = None,
-            answer: bool = True, record: bool = True, history: list[tuple[str, str]] | None = None,
-            overrides: Mapping[str, Any] | None = None) -> QAResult:
-        retriever = self.retriever(graph, kind, checkpoint)
-        retrieval = retriever.retrieve(question, graph=graph, overrides=overrides, record=record)
+    def ask(self, question: str, *, graph: str | None = None, retriever: str = "auto",
+            checkpoint: Path | None = None, answer: bool = True, record: bool = True,
+            history: list[tuple[str, str]] | None = None, overrides: Mapping[str, Any] | None = None) -> QAResult:
+        """Retrieve (`retriever`: auto | static | learned | paths), then answer unless `answer` is false."""
+        chosen = self.retriever(graph, retriever, checkpoint)
+        retrieval = chosen.retrieve(question, graph=graph, overrides=overrides, record=record)
         if not answer:
-            return QAResult(retrieval, None, retriever.description)
-        return QAResult(retrieval, self.answer(retrieval, history=history), retriever.description)
+            return QAResult(retrieval, None, chosen.description)
+        return QAResult(retrieval, self.answer(retrieval, history=history), chosen.description)
 
     def answer(self, retrieval: Retrieval, *, answering: Answering | None = None,
                history: list[tuple[str, str]] | None = None, streamer=None, cancel=None) -> Answer:

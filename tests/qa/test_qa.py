@@ -128,7 +128,7 @@ def test_impossible_choices_are_config_errors(qa, graph, kind, message):
 def test_ask_answers_with_the_retrievers_subgraph_and_names_the_retriever(qa, store, embedder):
     fake = FakeRetriever(qa.context, toy_kg(embedder))
     qa.static = fake
-    result = qa.ask("what did Benjamin Franklin invent?", graph=KG, kind="static", history=[("q", "a")],
+    result = qa.ask("what did Benjamin Franklin invent?", graph=KG, retriever="static", history=[("q", "a")],
                     overrides={"seed_k": 3})
     assert isinstance(result, QAResult) and result.retriever == fake.description
     assert fake.calls == [{"question": "what did Benjamin Franklin invent?", "graph": KG, "overrides": {"seed_k": 3},
@@ -143,24 +143,24 @@ def test_ask_answers_with_the_retrievers_subgraph_and_names_the_retriever(qa, st
 
 def test_ask_without_answering_or_recording(qa, store, embedder):
     qa.static = FakeRetriever(qa.context, toy_kg(embedder))
-    result = qa.ask("who invented the phonograph?", kind="static", answer=False, record=False)
+    result = qa.ask("who invented the phonograph?", retriever="static", answer=False, record=False)
     assert result.answer is None and "answer" not in result.to_dict()
     assert qa.answering.calls == [] and store.recorded == [] and qa.static.calls[0]["record"] is False
 
 
 def test_nothing_to_answer_from_is_a_config_error(qa, embedder):
     qa.static = FakeRetriever(qa.context, empty_graph(embedder))
-    retrieval = qa.retrieve("who?", graph=KG, kind="static")
+    retrieval = qa.retrieve("who?", graph=KG, retriever="static")
     with pytest.raises(ConfigError, match=f"gave no candidate node.*{retrieval.id}"):
         qa.answer(retrieval)
     with pytest.raises(ConfigError, match="no candidate node"):
-        qa.ask("who?", graph=KG, kind="static")
+        qa.ask("who?", graph=KG, retriever="static")
     assert qa.answering.calls == []
 
 
 def test_answer_uses_the_answering_it_is_given(qa, embedder):
     qa.static = FakeRetriever(qa.context, toy_kg(embedder))
-    retrieval = qa.retrieve("who invented bifocals?", kind="static")
+    retrieval = qa.retrieve("who invented bifocals?", retriever="static")
     other = FakeAnswering("other")
     assert qa.answer(retrieval, answering=other).model == "other"
     assert len(other.calls) == 1 and qa.answering.calls == []
@@ -169,4 +169,4 @@ def test_answer_uses_the_answering_it_is_given(qa, embedder):
 def test_the_question_is_checked_before_retrieval(qa, embedder):
     qa.static = FakeRetriever(qa.context, toy_kg(embedder))
     with pytest.raises(InputError, match="empty"):
-        qa.ask("   ", kind="static")
+        qa.ask("   ", retriever="static")
