@@ -65,34 +65,6 @@ def resolve_dataset(store, dataset: Optional[str], graph: Optional[str]) -> tupl
     return dataset, graph
 
 
-def _samples(store, retriever, dataset: str, split: str, limit: Optional[int], label: str):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from gretriever_neo4j.train.data import build_samples, static_settings
-
-    checkpoint = getattr(retriever, "checkpoint", None)
-    settings = static_settings(retriever, dataset) if checkpoint is None else {
-        "retriever": "learned", "checkpoint": str(checkpoint), "mtime": checkpoint.stat().st_mtime}
-    with Progress(TextColumn(f"[bold]retrieving {label}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as bars:
-        task = bars.add_task(label, total=None)
-        return build_samples(store, retriever, dataset, split, limit=limit, settings=settings,
-                             retrieve=lambda text, graph: retriever.retrieve(text, graph=graph, record=False).result,
-                             on_progress=lambda p: bars.update(task, completed=p.done, total=p.total))
-
-
-def _retriever_for(store, embedder, kind: str, checkpoint: Optional[Path], dataset: str):
-    """The retriever for a dataset's questions: `kind` as in `gqa ask` (auto: learned where trained)."""
-    from gretriever_neo4j.qa.qa import QA
-
-    rows = store.questions(dataset, None)
-    graph = rows[0]["graph"] if rows else None
-    qa = QA(store, embedder)
-    if graph is None or store.graph_info(graph) is None or store.graph_info(graph)["kind"] != "kg":
-        graph = None  # per-sample datasets: the static retriever searches each sample's graph whole
-    return qa.retriever(graph, kind if graph else "static", checkpoint)
-
-
 class _TrainProgress:
     """`gqa train`'s progress: a bar with its rate, elapsed time and ETA for each counted stage (weak labels,
     subgraphs retrieved for the reader, epochs of each model), a line for everything else."""
@@ -219,7 +191,7 @@ def train(
         if variant is None:
             raise GqaError("--nproc applies to the paper's configurations: give --config")
         raise typer.Exit(_relaunch_distributed(nproc))
-    from gretriever_neo4j.train.distributed import barrier, init_from_environment
+    from gretriever_neo4j.train.distributed import init_from_environment
 
     world = init_from_environment()
     if world.distributed and device == "auto":
@@ -237,8 +209,6 @@ def train(
     model_embedder = Embedder(embedder)
     registered = None
     if variant is None:
-        from gretriever_neo4j.train.pipeline import GraphTrainingOptions, train_graph
-
         with store_session() as store:
             kinds = {(store.graph_info(q["graph"]) or {}).get("kind")
                      for q in (store.questions(dataset, train_split)[:1] if dataset else [])}
@@ -251,6 +221,8 @@ def train(
             console.print(f"{dataset} has one graph per question: training the g-retriever generator into "
                           f"{registered}")
     if variant is None:
+        from gretriever_neo4j.train.pipeline import GraphTrainingOptions, train_graph
+
         with store_session() as store:
             options = GraphTrainingOptions(generator=generator, reader_questions=reader_questions,
                                            generator_questions=generator_questions, llm=llm, device=device,
@@ -264,41 +236,42 @@ def train(
         console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
         return
     from gretriever_neo4j.model.config import ModelConfig
-    from gretriever_neo4j.model.gretriever import build_model
+    from gretriever_neo4j.train.configurations import ConfigurationRun, register_generator, train_configuration
     from gretriever_neo4j.train.trainer import TrainConfig
-    from gretriever_neo4j.train.trainer import train as run_training
 
-    config = ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
-                         **({"gnn_hidden": gnn_hidden} if gnn_hidden else {}),
-                         **({"gnn_layers": gnn_layers} if gnn_layers else {}),
-                         use_graph_encoder=not no_graph_encoder, use_projector=not no_projector,
-                         use_textualized_graph=not no_textualized_graph)
-    train_config = TrainConfig(lr=lr, batch_size=batch_size, grad_accum=grad_accum, epochs=epochs, patience=patience,
-                               seed=seed, max_steps=max_steps, resume=resume, balance_labels=balance_labels)
-    config = config.replace(gnn_in_dim=model_embedder.dim, embedder=model_embedder.name)
-    if world.distributed and not world.main:
-        barrier(world)  # rank 0 retrieves (and caches) the samples first; the others read them from the cache
-    with store_session() as store:
-        retriever = _retriever_for(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
-        train_samples = _samples(store, retriever, dataset, train_split, limit, f"{dataset}/{train_split}")
-        try:
-            val_samples = _samples(store, retriever, dataset, val_split, limit, f"{dataset}/{val_split}")
-        except GqaError:
-            val_samples = []
-            console.print(f"[yellow]no {val_split!r} questions: the training loss selects the best epoch[/]")
-    if world.distributed and world.main:
-        barrier(world)
-    with console.status(f"loading {config.llm}…"):
-        model = build_model(config, device=device)
-    trainable, total = model.parameter_counts()
+    run = ConfigurationRun(
+        dataset=dataset, out=out, train_split=train_split, val_split=val_split, limit=limit, device=device,
+        retriever=retriever_kind, retriever_checkpoint=retriever_checkpoint,
+        model=ModelConfig(variant=variant, gnn=gnn, **({"llm": llm} if llm else {}),
+                          **({"gnn_hidden": gnn_hidden} if gnn_hidden else {}),
+                          **({"gnn_layers": gnn_layers} if gnn_layers else {}),
+                          use_graph_encoder=not no_graph_encoder, use_projector=not no_projector,
+                          use_textualized_graph=not no_textualized_graph),
+        training=TrainConfig(lr=lr, batch_size=batch_size, grad_accum=grad_accum, epochs=epochs, patience=patience,
+                             seed=seed, max_steps=max_steps, resume=resume, balance_labels=balance_labels))
+
+    def started(result) -> None:
+        if world.main:
+            console.print(f"{variant}: {result.trainable_parameters:,} trainable of {result.total_parameters:,} "
+                          f"parameters; {result.train_questions} train / {result.val_questions} val samples; "
+                          f"checkpoints in {out}" + (f"; {world.size} data-parallel processes"
+                                                     if world.distributed else ""))
+            if not result.val_questions:
+                console.print(f"[yellow]no {val_split!r} questions: the training loss selects the best epoch[/]")
+
+    with _SampleBars() as bars:
+        result = train_configuration(store_session, model_embedder, run, world=world, on_progress=bars,
+                                     display=console, on_start=started)
     if world.main:
-        console.print(f"{variant}: {trainable:,} trainable of {total:,} parameters; {len(train_samples)} train / "
-                      f"{len(val_samples)} val samples; checkpoints in {out}"
-                      + (f"; {world.size} data-parallel processes" if world.distributed else ""))
-    history = run_training(model, train_samples, val_samples, train_config, out, progress=console)
-    if not world.main:
-        return
-    table = Table(title=f"gqa train {dataset} {variant} ({history.stop_reason})")
+        _show_history(result.history, f"gqa train {dataset} {variant}")
+        if registered is not None and result.history.best_checkpoint is not None:
+            target = register_generator(dataset, model_embedder.name, result.history.best_checkpoint, registered,
+                                        result.history)
+            console.print(f"[green]registered[/]: `gqa ask` answers {dataset} questions with {target}")
+
+
+def _show_history(history, title: str) -> None:
+    table = Table(title=f"{title} ({history.stop_reason})")
     for column in ("epoch", "train loss", "val loss", "seconds", "peak RSS MiB", "collapse"):
         table.add_column(column, justify="right")
     for e in history.epochs:
@@ -308,8 +281,30 @@ def train(
     console.print(f"best checkpoint: {history.best_checkpoint}")
     if history.curves is not None:
         console.print(f"loss curves: {history.curves}")
-    if registered is not None and history.best_checkpoint is not None:
-        _register_generator(dataset, model_embedder.name, history.best_checkpoint, registered, history)
+
+
+class _SampleBars:
+    """A transient bar per split while its samples are retrieved (`train.data.build_samples`)."""
+
+    def __init__(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bars = Progress(TextColumn("[bold]retrieving {task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeRemainingColumn(), console=console, transient=True)
+        self.tasks: dict[str, int] = {}
+
+    def __enter__(self) -> _SampleBars:
+        self.bars.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.bars.stop()
+
+    def __call__(self, p) -> None:
+        split = p.info.get("split", p.stage)
+        if split not in self.tasks:
+            self.tasks[split] = self.bars.add_task(split, total=p.total)
+        self.bars.update(self.tasks[split], completed=p.done, total=p.total)
 
 
 def _relaunch_distributed(nproc: int) -> int:
@@ -329,23 +324,6 @@ def _relaunch_distributed(nproc: int) -> int:
                "-m", "gretriever_neo4j", *argv]
     console.print(f"data-parallel training in {nproc} processes: {' '.join(command[1:])}")
     return subprocess.run(command).returncode
-
-
-def _register_generator(dataset: str, embedder_name: str, best: Path, folder: Path, history) -> None:
-    """Move the best checkpoint to GQA_HOME/models/<dataset>/generator and record it in the manifest."""
-    import shutil
-
-    from gretriever_neo4j.artifacts.registry import TrainedModels, load_trained
-
-    target = folder / "generator"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.move(str(best), str(target))
-    shutil.rmtree(folder / "generator-run", ignore_errors=True)
-    models = load_trained(dataset) or TrainedModels(graph=dataset, dataset=dataset, embedder=embedder_name)
-    models.with_part("generator", "generator", {"epochs": len(history.epochs), "best_epoch": history.best_epoch,
-                                               "best_loss": history.best_loss}).save()
-    console.print(f"[green]registered[/]: `gqa ask` answers {dataset} questions with {target}")
 
 
 @app.command("eval")
@@ -374,12 +352,13 @@ def evaluate(
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.model.citations import check_citations, summarize_citations
     from gretriever_neo4j.model.prompts import LABEL_SETS
+    from gretriever_neo4j.train.configurations import dataset_samples, retriever_for_dataset
     from gretriever_neo4j.train.trainer import predict
 
     model_embedder = Embedder(embedder)
-    with store_session() as store:
-        retriever = _retriever_for(store, model_embedder, retriever_kind, retriever_checkpoint, dataset)
-        samples = _samples(store, retriever, dataset, split, limit, f"{dataset}/{split}")
+    with store_session() as store, _SampleBars() as bars:
+        retriever = retriever_for_dataset(store, model_embedder, dataset, retriever_kind, retriever_checkpoint)
+        samples = dataset_samples(store, retriever, dataset, split, limit=limit, on_progress=bars)
     with console.status("loading the model…"):
         model = Answering(model_embedder, checkpoint=checkpoint, llm=llm, device=device).generator()
     started = _time.perf_counter()
