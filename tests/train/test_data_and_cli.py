@@ -90,6 +90,15 @@ def test_cli_train_eval_ask_with_a_tiny_llama(store, embedder, tmp_path, monkeyp
     answer = json.loads(asked.stdout)["answer"]
     assert answer["model"].startswith("g-retriever") and "citations" in answer
 
+    # Without --config a per-sample dataset trains its generator and registers it where `gqa ask` finds it.
+    registered = gqa("train", "--dataset", prefix, "--llm", "tiny-random-llama", "--epochs", "1", "--batch-size", "2",
+                     "--grad-accum", "1", "--gnn-hidden", "32", "--gnn-layers", "2")
+    assert registered.returncode == 0, registered.stderr[-3000:]
+    home = tmp_path / "home" / "models" / prefix
+    manifest = json.loads((home / "manifest.json").read_text())
+    assert (home / "generator" / "checkpoint.json").is_file() and not (home / "generator-run").exists()
+    assert manifest["generator"] == "generator" and "registered" in registered.stdout
+
     nothing = gqa("train", "--dataset", f"{prefix}-none", "--llm", "tiny-random-llama", "--out", str(out))
     assert nothing.returncode == 1 and "no stored questions" in nothing.stderr and "Traceback" not in nothing.stderr
     bad = gqa("eval", "--dataset", prefix, "--split", "val", "--checkpoint", str(tmp_path / "missing"))
