@@ -8,7 +8,6 @@ import json
 from types import SimpleNamespace
 
 import pytest
-from fakes import FakeEmbedder, FakeRetriever, FakeStore, toy_kg
 
 from gretriever_neo4j.answering import answering as answering_module
 from gretriever_neo4j.answering.answering import Answer, Answering, AnswerNode
@@ -16,6 +15,8 @@ from gretriever_neo4j.artifacts.registry import TrainedModels, models_dir
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, check_citations
 from gretriever_neo4j.retrievers.base import RetrievalContext
+
+from fakes import FakeEmbedder, FakeRetriever, FakeStore, toy_kg
 
 QUESTION = "what did Benjamin Franklin invent?"
 

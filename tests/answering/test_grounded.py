@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from fakes import FakeEmbedder, toy_kg, whole_graph
 
 from gretriever_neo4j.answering.grounded import (
     SURE_HIGH,
@@ -19,6 +18,8 @@ from gretriever_neo4j.answering.grounded import (
 )
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import ZeroShotReader
+
+from fakes import FakeEmbedder, toy_kg, whole_graph
 
 QUESTION = "what did Benjamin Franklin invent?"
 

@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import gqa
 
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]

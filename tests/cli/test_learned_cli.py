@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_helpers import gqa
 
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import csv
 
 import pytest
-from cli_helpers import gqa
 
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.ingest.questions import ingest_questions
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 

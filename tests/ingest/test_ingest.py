@@ -7,11 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import gqa, invoke
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.records import GraphRecord
+
+from cli_helpers import gqa, invoke
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]

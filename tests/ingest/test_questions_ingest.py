@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_helpers import gqa
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest_dataset
 from gretriever_neo4j.ingest.questions import ingest_questions
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 

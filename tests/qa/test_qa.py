@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes import FakeEmbedder, FakeRetriever, FakeStore, empty_graph, toy_kg
 
 from gretriever_neo4j.answering.answering import Answer
 from gretriever_neo4j.artifacts.registry import TrainedModels, legacy_retriever, models_dir
@@ -16,6 +15,8 @@ from gretriever_neo4j.qa.qa import QA, QAResult
 from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 from gretriever_neo4j.retrievers.paths import PathKGRetriever
+
+from fakes import FakeEmbedder, FakeRetriever, FakeStore, empty_graph, toy_kg
 
 KG, PER_SAMPLE = "movies", "explagraphs/3"
 

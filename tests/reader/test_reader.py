@@ -2,12 +2,13 @@
 
 import numpy as np
 import pytest
-from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, humanize_relation, read, reader_input
 from gretriever_neo4j.reader.model import ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1
 from gretriever_neo4j.reader.training import build_examples, score, train_reader
+
+from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 
 @pytest.fixture(scope="module")

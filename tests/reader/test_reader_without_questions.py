@@ -4,12 +4,13 @@ answers held-out questions phrased by people ("which movies did X direct"), whic
 from __future__ import annotations
 
 import pytest
-from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 from gretriever_neo4j.reader import reader_input
 from gretriever_neo4j.reader.model import ReaderConfig
 from gretriever_neo4j.reader.training import build_examples, score, train_reader
 from gretriever_neo4j.retrieval.synthesize import SynthesisConfig, split_by_path, synthesize
+
+from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
 
 
 @pytest.fixture(scope="module")

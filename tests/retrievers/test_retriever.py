@@ -9,7 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import gqa
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest
@@ -20,6 +19,8 @@ from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.pcst import PcstParams
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
+
+from cli_helpers import gqa
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]

@@ -8,12 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from cli_helpers import gqa
-from service_helpers import Server
 
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 from gretriever_neo4j.store.graph_store import GraphStore
+
+from cli_helpers import gqa
+from service_helpers import Server
 
 pytestmark = pytest.mark.neo4j
 

@@ -9,10 +9,11 @@ import time
 
 import httpx
 import pytest
-from cli_helpers import gqa
-from service_helpers import FRANKLIN, SAMPLE, Server, free_port
 
 from gretriever_neo4j import server as neo4j_server
+
+from cli_helpers import gqa
+from service_helpers import FRANKLIN, SAMPLE, Server, free_port
 
 pytestmark = pytest.mark.neo4j
 

@@ -11,6 +11,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from service_helpers import FRANKLIN, Server
 
 pytestmark = pytest.mark.neo4j

@@ -9,6 +9,7 @@ import time
 
 import httpx
 import pytest
+
 from cli_helpers import gqa
 from service_helpers import FRANKLIN, INVENTIONS, Server, free_port
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
 from service_helpers import FRANKLIN, INVENTIONS, Server
 
 pytestmark = pytest.mark.neo4j
