@@ -101,8 +101,14 @@ class GraphQAModel(nn.Module):
     def input_device(self) -> torch.device:
         return self.llm.get_input_embeddings().weight.device
 
-    def forward(self, batch: QABatch) -> torch.Tensor:
-        """Mean cross-entropy over the label tokens (and the EOS after them)."""
+    def forward(self, batch: QABatch, choices: Sequence[str] | None = None,
+                class_weights: Sequence[float] | None = None) -> torch.Tensor:
+        """Mean cross-entropy over the label tokens (and the EOS after them); with `choices`, the cross-entropy
+        of the gold answer among those labels' likelihoods (`label_scoring.label_choice_loss`)."""
+        if choices:
+            from .label_scoring import label_choice_loss
+
+            return label_choice_loss(self, batch, choices, class_weights)
         return self.label_logits(batch)[0]
 
     def label_logits(self, batch: QABatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -1,0 +1,42 @@
+"""ExplaGraphs samples for the benches, from one local copy.
+
+`bench/explagraphs.py` builds them from Neo4j retrieval (cached by gqa's SampleCache); `dump` writes them once to
+runs/explagraphs-<split>.pt so that probes and training runs load them in a second, without Neo4j.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LOCAL = REPO / "runs"
+
+
+def local_path(split: str) -> Path:
+    return LOCAL / f"explagraphs-{split}.pt"
+
+
+def load_split(split: str, limit: int | None = None):
+    """The split's samples: from the local copy when there is one, else from Neo4j (and then copied)."""
+    import torch
+
+    from gretriever_neo4j.model.sample import QASample
+
+    path = local_path(split)
+    if not path.is_file():
+        dump(split)
+    samples = [QASample(**row) for row in torch.load(path, weights_only=False)]
+    return samples[:limit] if limit else samples
+
+
+def dump(split: str) -> Path:
+    import torch
+
+    from explagraphs import _samples
+
+    samples = _samples(split, None)
+    path = local_path(split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save([s.__dict__ for s in samples], path.with_suffix(".partial"))
+    path.with_suffix(".partial").replace(path)
+    return path
