@@ -116,6 +116,9 @@ class GraphQAModel(nn.Module):
 
         Labels sit at the right edge of every (left-padded) row, so the LM head runs on the last `keep`
         positions alone: over a 49k-token vocabulary it would otherwise cost as much as the transformer."""
+        text_cache = self.__dict__.get("_text_cache")
+        if text_cache is not None and text_cache.covers(batch):
+            return text_cache.label_logits(self, batch)
         prefix = self._prefix_cache()
         inputs_embeds, attention_mask, labels = self._build_inputs(batch, with_labels=True,
                                                                    without_bos=prefix is not None)
@@ -256,11 +259,16 @@ class GraphQAModel(nn.Module):
         targets = ([ids[:self.config.max_new_tokens] + self._eos_ids for ids in self._texts_ids(batch.labels)]
                    if with_labels else [[] for _ in range(size)])
         rows, label_rows = [], []
+        last = self.config.soft_token_position == "last"
         for i in range(size):
             pieces = [] if without_bos else [embed(torch.tensor(self._bos_ids, dtype=torch.long, device=device))]
+            text_ids = descs[i][:self.config.max_txt_len] + questions[i]
+            if last:
+                pieces.append(embed(torch.tensor(text_ids, dtype=torch.long, device=device)))
+                text_ids = []
             if soft is not None:
                 pieces.append(soft[i].to(dtype))
-            text_ids = descs[i][:self.config.max_txt_len] + questions[i] + self._eos_user_ids + targets[i]
+            text_ids = text_ids + self._eos_user_ids + targets[i]
             pieces.append(embed(torch.tensor(text_ids, dtype=torch.long, device=device)))
             row = torch.cat(pieces, dim=0)
             rows.append(row)
@@ -411,7 +419,8 @@ def build_model(config: ModelConfig, *, llm: Any = None, tokenizer: Any = None,
                 device: str = "auto") -> GraphQAModel:
     """The model `config` describes (in eval mode), loading its LLM unless one is given with its tokenizer."""
     if llm is None:
-        llm, tokenizer = load_llm(config.llm, device=device)
+        llm, tokenizer = load_llm(config.llm, device=device,
+                                  dtype=None if config.llm_dtype == "auto" else config.llm_dtype)
     elif tokenizer is None:
         raise ConfigError("build_model: an LLM was given without its tokenizer")
     if config.variant in ("inference-only", "lora"):
