@@ -32,11 +32,24 @@ def load_split(split: str, limit: int | None = None):
 def dump(split: str) -> Path:
     import torch
 
-    from explagraphs import _samples
-
-    samples = _samples(split, None)
+    samples = from_neo4j(split)
     path = local_path(split)
     path.parent.mkdir(parents=True, exist_ok=True)
     torch.save([s.__dict__ for s in samples], path.with_suffix(".partial"))
     path.with_suffix(".partial").replace(path)
     return path
+
+
+def from_neo4j(split: str):
+    """The split's samples from gqa's static retrieval over the ingested graph (gqa's SampleCache keeps them)."""
+    from gretriever_neo4j.embed import Embedder
+    from gretriever_neo4j.retriever import Retriever
+    from gretriever_neo4j.settings import Neo4jSettings
+    from gretriever_neo4j.store import connected
+    from gretriever_neo4j.train.data import build_samples, static_settings
+
+    embedder = Embedder()
+    with connected(Neo4jSettings.from_env()) as store:
+        retriever = Retriever(store, embedder)
+        return build_samples(store, retriever, "explagraphs", split,
+                             settings=static_settings(retriever, "explagraphs"))
