@@ -20,14 +20,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-# name -> (ModelConfig changes, edge_pool, ProbeConfig changes)
+# name -> (ModelConfig changes, edge_pool, ProbeConfig changes); "+ arguments" settings also read the MiniLM
+# embeddings of argument 1, argument 2 and their product (what the LLM reads besides the graph, as a vector).
 SETTINGS = {
+    "arguments only (no graph)": ({"use_graph_encoder": False}, False, {"no_graph": True}),
+    "arguments only, MLP head": ({"use_graph_encoder": False}, False, {"no_graph": True, "head_hidden": 256}),
     "mean-of-node-texts (no GNN)": ({"use_graph_encoder": False}, False, {}),
     "mean node+edge texts (no GNN)": ({"use_graph_encoder": False}, True, {}),
     "graph-transformer (G-Retriever's)": ({}, False, {}),
     "graph-transformer + edge pool": ({}, True, {}),
     "graph-transformer lr 1e-4": ({}, False, {"lr": 1e-4}),
     "gat": ({"gnn": "gat"}, False, {}),
+    "graph-transformer + arguments": ({}, False, {"arguments": True}),
+    "graph-transformer + arguments, MLP head": ({}, False, {"arguments": True, "head_hidden": 256}),
+    "graph-transformer + edge pool + arguments, MLP head": ({}, True, {"arguments": True, "head_hidden": 256}),
+    "graph-transformer + arguments, MLP head, lr 1e-4": ({}, False, {"arguments": True, "head_hidden": 256,
+                                                                     "lr": 1e-4}),
 }
 
 
@@ -53,13 +61,20 @@ def main() -> int:
     results = []
     for name in args.settings.split(","):
         changes, edge_pool, probe_changes = SETTINGS[name]
+        probe_changes = dict(probe_changes)
+        with_arguments = probe_changes.pop("arguments", False) or probe_changes.get("no_graph", False)
+        no_graph = probe_changes.pop("no_graph", False)
+        head_hidden = probe_changes.pop("head_hidden", 0)
+        extra = argument_features(train + val + test) if with_arguments else None
         config = ModelConfig(**changes)
         torch.manual_seed(0)
-        probe = GraphProbe(config, len(labels), edge_pool=edge_pool)
+        probe = GraphProbe(config, len(labels), edge_pool=edge_pool,
+                           extra_dim=next(iter(extra.values())).shape[0] if extra else 0, use_graph=not no_graph,
+                           head_hidden=head_hidden)
         started = time.perf_counter()
-        history = train_probe(probe, train, val, labels, ProbeConfig(epochs=args.epochs, **probe_changes))
+        history = train_probe(probe, train, val, labels, ProbeConfig(epochs=args.epochs, **probe_changes), extra)
         minutes = (time.perf_counter() - started) / 60
-        test_acc, test_pred = probe_accuracy(probe, test, labels)
+        test_acc, test_pred = probe_accuracy(probe, test, labels, extra)
         row = {"setting": name, "model_changes": changes, "edge_pool": edge_pool, "probe": probe_changes,
                "best_epoch": history.best_epoch, "val_accuracy": history.best_val_accuracy,
                "test_accuracy": test_acc, "test_predicted": test_pred,
@@ -76,13 +91,43 @@ def main() -> int:
     return 0
 
 
+def argument_features(samples) -> dict:
+    """qid -> [e(argument 1), e(argument 2), e1 * e2] with gqa's embedder (MiniLM, 384-d each), cached in runs/."""
+    import torch
+
+    path = REPO / "runs" / "explagraphs-arguments.pt"
+    if path.is_file():
+        return torch.load(path)
+    from gretriever_neo4j.embed import Embedder
+
+    def arguments(question: str) -> tuple[str, str]:
+        lines = question.split("\n")
+        first = next((l for l in lines if l.startswith("Argument 1:")), question)
+        second = next((l for l in lines if l.startswith("Argument 2:")), question)
+        return first.split(":", 1)[1].strip(), second.split(":", 1)[1].strip()
+
+    pairs = [arguments(s.question) for s in samples]
+    embedder = Embedder()
+    first = torch.as_tensor(embedder.embed([a for a, _ in pairs]))
+    second = torch.as_tensor(embedder.embed([b for _, b in pairs]))
+    features = {s.qid: torch.cat([a, b, a * b]).float() for s, a, b in zip(samples, first, second)}
+    torch.save(features, path)
+    return features
+
+
 def _write(args, results) -> None:
+    """Rows of earlier invocations stay unless this one measured the same setting again."""
+    command = "python bench/explagraphs_probe.py " + " ".join(sys.argv[1:])
+    for row in results:
+        row.setdefault("command", command)
+    earlier = json.loads(args.out.read_text()).get("results", []) if args.out.is_file() else []
+    names = {r["setting"] for r in results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
                                                 "threads": args.threads},
-                                    "command": "python bench/explagraphs_probe.py " + " ".join(sys.argv[1:]),
                                     "gold_test": {"support": 0.588, "counter": 0.412},
-                                    "results": results}, indent=2, default=str))
+                                    "results": [r for r in earlier if r["setting"] not in names] + results},
+                                   indent=2, default=str))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ from .sample import QASample, collate
 class GraphProbe(nn.Module):
     """logits = head(pool(gnn(graph))); `pooled` is what a G-Retriever projector would receive."""
 
-    def __init__(self, config: ModelConfig, num_classes: int, *, edge_pool: bool = False):
+    def __init__(self, config: ModelConfig, num_classes: int, *, edge_pool: bool = False, extra_dim: int = 0,
+                 use_graph: bool = True, head_hidden: int = 0):
         super().__init__()
         self.config = config
         self.edge_pool = edge_pool
@@ -36,7 +37,16 @@ class GraphProbe(nn.Module):
                                        out_dim=config.gnn_hidden, layers=config.gnn_layers, heads=config.gnn_heads,
                                        dropout=config.gnn_dropout) if config.use_graph_encoder else None
         width = config.gnn_hidden if self.gnn is not None else config.gnn_in_dim
-        self.head = nn.Linear(width + (config.gnn_in_dim if edge_pool else 0), num_classes)
+        # `extra_dim`: per-sample features beside the graph (the bench's "graph + question text" probe).
+        # `use_graph=False` leaves the graph out (a baseline on the extra features alone).
+        self.extra_dim = extra_dim
+        self.use_graph = use_graph
+        graph_width = width + (config.gnn_in_dim if edge_pool else 0) if use_graph else 0
+        # `head_hidden` > 0: an MLP head, which can weigh the graph against the extra features (a linear head
+        # only adds their votes).
+        self.head = nn.Linear(graph_width + extra_dim, num_classes) if not head_hidden else nn.Sequential(
+            nn.Linear(graph_width + extra_dim, head_hidden), nn.ReLU(), nn.Dropout(0.2),
+            nn.Linear(head_hidden, num_classes))
 
     def pooled(self, graph, num_graphs: int) -> torch.Tensor:
         x = graph.x.float()
@@ -49,8 +59,11 @@ class GraphProbe(nn.Module):
             pooled = torch.cat([pooled, edges], dim=-1)
         return pooled
 
-    def forward(self, graph, num_graphs: int) -> torch.Tensor:
-        return self.head(self.pooled(graph, num_graphs))
+    def forward(self, graph, num_graphs: int, extra: torch.Tensor | None = None) -> torch.Tensor:
+        if not self.use_graph:
+            return self.head(extra)
+        pooled = self.pooled(graph, num_graphs)
+        return self.head(pooled if extra is None else torch.cat([pooled, extra], dim=-1))
 
 
 @dataclass(frozen=True)
@@ -72,9 +85,9 @@ class ProbeHistory:
 
 
 def train_probe(probe: GraphProbe, train: Sequence[QASample], val: Sequence[QASample], labels: Sequence[str],
-                config: ProbeConfig = ProbeConfig()) -> ProbeHistory:
+                config: ProbeConfig = ProbeConfig(), extra: dict[str, torch.Tensor] | None = None) -> ProbeHistory:
     """Train in place on cross-entropy over `labels`; the probe ends with its best validation epoch's weights
-    (the last epoch's without validation samples)."""
+    (the last epoch's without validation samples). `extra`: qid -> features for a probe built with extra_dim."""
     random.seed(config.seed)
     torch.manual_seed(config.seed)
     targets = torch.tensor([list(labels).index(s.label) for s in train])
@@ -92,7 +105,7 @@ def train_probe(probe: GraphProbe, train: Sequence[QASample], val: Sequence[QASa
         for start in range(0, len(order), config.batch_size):
             chunk = order[start:start + config.batch_size]
             batch = collate([train[i] for i in chunk])
-            logits = probe(batch.graph, len(chunk))
+            logits = probe(batch.graph, len(chunk), _extra(extra, batch.qids))
             loss = F.cross_entropy(logits, targets[chunk], weight=weight)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -101,7 +114,7 @@ def train_probe(probe: GraphProbe, train: Sequence[QASample], val: Sequence[QASa
             correct += int((logits.argmax(-1) == targets[chunk]).sum())
         record = {"epoch": epoch, "train_loss": sum(losses) / len(losses), "train_acc": correct / len(train)}
         if val:
-            accuracy, predicted = probe_accuracy(probe, val, labels)
+            accuracy, predicted = probe_accuracy(probe, val, labels, extra)
             record.update(val_acc=accuracy, val_predicted=predicted)
         record["seconds"] = time.perf_counter() - started
         history.epochs.append(record)
@@ -118,23 +131,24 @@ def train_probe(probe: GraphProbe, train: Sequence[QASample], val: Sequence[QASa
 
 @torch.no_grad()
 def probe_predictions(probe: GraphProbe, samples: Sequence[QASample], labels: Sequence[str],
-                      batch_size: int = 128) -> list[str]:
+                      batch_size: int = 128, extra: dict[str, torch.Tensor] | None = None) -> list[str]:
     was_training = probe.training
     probe.eval()
     out: list[str] = []
     try:
         for start in range(0, len(samples), batch_size):
             batch = collate(list(samples[start:start + batch_size]))
-            out.extend(labels[i] for i in probe(batch.graph, len(batch)).argmax(-1).tolist())
+            logits = probe(batch.graph, len(batch), _extra(extra, batch.qids))
+            out.extend(labels[i] for i in logits.argmax(-1).tolist())
     finally:
         probe.train(was_training)
     return out
 
 
-def probe_accuracy(probe: GraphProbe, samples: Sequence[QASample], labels: Sequence[str]
-                   ) -> tuple[float, dict[str, float]]:
+def probe_accuracy(probe: GraphProbe, samples: Sequence[QASample], labels: Sequence[str],
+                   extra: dict[str, torch.Tensor] | None = None) -> tuple[float, dict[str, float]]:
     """(accuracy, share of each predicted label)."""
-    predicted = probe_predictions(probe, samples, labels)
+    predicted = probe_predictions(probe, samples, labels, extra=extra)
     accuracy = sum(p == s.label for p, s in zip(predicted, samples)) / len(samples)
     return accuracy, {label: predicted.count(label) / len(predicted) for label in labels}
 
@@ -151,3 +165,6 @@ def warm_start(model: nn.Module, probe: GraphProbe) -> list[str]:
     model.gnn.load_state_dict(state)
     return sorted(f"gnn.{k}" for k in state)
 
+
+def _extra(extra: dict[str, torch.Tensor] | None, qids: Sequence[str]) -> torch.Tensor | None:
+    return None if extra is None else torch.stack([extra[qid] for qid in qids])
