@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "bench"))
 # embeddings of argument 1, argument 2 and their product (what the LLM reads besides the graph, as a vector).
 SETTINGS = {
     "arguments only (no graph)": ({"use_graph_encoder": False}, False, {"no_graph": True}),
-    "arguments only, MLP head": ({"use_graph_encoder": False}, False, {"no_graph": True, "head_hidden": 256}),
+    "arguments only + MLP head": ({"use_graph_encoder": False}, False, {"no_graph": True, "head_hidden": 256}),
     "mean-of-node-texts (no GNN)": ({"use_graph_encoder": False}, False, {}),
     "mean node+edge texts (no GNN)": ({"use_graph_encoder": False}, True, {}),
     "graph-transformer (G-Retriever's)": ({}, False, {}),
@@ -32,9 +32,9 @@ SETTINGS = {
     "graph-transformer lr 1e-4": ({}, False, {"lr": 1e-4}),
     "gat": ({"gnn": "gat"}, False, {}),
     "graph-transformer + arguments": ({}, False, {"arguments": True}),
-    "graph-transformer + arguments, MLP head": ({}, False, {"arguments": True, "head_hidden": 256}),
-    "graph-transformer + edge pool + arguments, MLP head": ({}, True, {"arguments": True, "head_hidden": 256}),
-    "graph-transformer + arguments, MLP head, lr 1e-4": ({}, False, {"arguments": True, "head_hidden": 256,
+    "graph-transformer + arguments + MLP head": ({}, False, {"arguments": True, "head_hidden": 256}),
+    "graph-transformer + edge pool + arguments + MLP head": ({}, True, {"arguments": True, "head_hidden": 256}),
+    "graph-transformer + arguments + MLP head + lr 1e-4": ({}, False, {"arguments": True, "head_hidden": 256,
                                                                      "lr": 1e-4}),
 }
 
