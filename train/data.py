@@ -15,10 +15,10 @@ from pathlib import Path
 
 import torch
 
-from ..progress import OnProgress, notify
 from ..errors import ConfigError
 from ..model.prompts import CLASSIFICATION, PROMPT_VERSION, sample_from_retrieval
 from ..model.sample import QASample
+from ..progress import OnProgress, notify
 from ..retrieval.in_memory import RetrievalResult
 from ..retrieval.params import params_to_dict
 from ..settings import gqa_home

@@ -12,8 +12,9 @@ progress; validation is sharded and its sums all-reduced, so every rank takes th
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..artifacts.registry import legacy_retriever
-from ..progress import OnProgress
 from ..errors import ConfigError, unknown_graph
+from ..progress import OnProgress
 from ..retrieval.learned import RetrieverConfig, TrainingQuestion, save_checkpoint, train_retriever
 from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
 

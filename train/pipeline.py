@@ -21,16 +21,14 @@ questions (answer in the retrieved subgraph), and the better one retrieves for t
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from ..progress import OnProgress, notify
-from ..errors import ConfigError
 from ..artifacts.registry import TrainedModels, load_trained, models_dir
-
+from ..errors import ConfigError
+from ..progress import OnProgress, notify
 
 
 @dataclass(frozen=True)
@@ -122,8 +120,9 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
                           retriever_questions=min(options.retriever_questions or len(with_topics),
                                                   options.synthetic_retriever_questions))
     if options.retriever and with_topics:
-        retriever, details = _train_retriever(kg, _sample(with_topics, options.retriever_questions, options.seed),
-                                              embedder, options, folder / "retriever.pt", report, max_hops=4 if opaque else 3)
+        rows = _sample(with_topics, options.retriever_questions, options.seed)
+        retriever, details = _train_retriever(kg, rows, embedder, options, folder / "retriever.pt", report,
+                                              max_hops=4 if opaque else 3)
         models = models.with_part("retriever", "retriever.pt", details)
         models.save()
     elif models.retriever:
@@ -246,8 +245,13 @@ def _choose_retriever(kg, retriever, embedder, val_rows, options: GraphTrainingO
 
 
 def _train_retriever(kg, rows, embedder, options, path: Path, report, max_hops: int = 3):
-    from ..retrieval.learned import (LearnedRetriever, RetrieverConfig, TrainingQuestion, save_checkpoint,
-                                     train_retriever)
+    from ..retrieval.learned import (
+        LearnedRetriever,
+        RetrieverConfig,
+        TrainingQuestion,
+        save_checkpoint,
+        train_retriever,
+    )
     from ..retrieval.linking import InMemoryLinking, MentionPrior, strip_topic_markers
 
     report("stage", text=f"learned retriever: {len(rows):,} questions")
@@ -271,8 +275,8 @@ def _reader_inputs(kg, retriever, embedder, rows, report, label: str):
     """Retrieve every question (in memory) and prepare the reader's input; learned retrieval's seeds are the
     anchors' hints, as at answer time."""
     from ..reader import reader_input
-    from ..retrieval.linking import strip_topic_markers
     from ..retrieval.in_memory import retrieve as static_retrieve
+    from ..retrieval.linking import strip_topic_markers
     from ..retrieval.params import params_for
 
     texts = [strip_topic_markers(q["text"]) for q in rows]

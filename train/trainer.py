@@ -17,24 +17,42 @@ import math
 import random
 import resource
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch.nn.utils import clip_grad_norm_
-from torch.utils.data import DataLoader
 
 from ..errors import ConfigError, InputError, ModelError
+from ..model.checkpoint import save_checkpoint
 from ..model.gretriever import GraphQAModel
-from ..model.sample import QASample, collate
+from ..model.label_scoring import class_weights_for
+from ..model.sample import QASample
 from .curves import write_curves
-from ..model.checkpoint import config_differences, load_training_state, read_checkpoint, restore_weights, save_checkpoint
-from .distributed import World, barrier, current_world, gather, mean_across, shard, wrap
+from .distributed import barrier, current_world, mean_across, shard, wrap
+
+# Re-exported: evaluation and prediction lived here before they got a module of their own.
+from .evaluation import (  # noqa: F401
+    COLLAPSE_EXCESS,
+    COLLAPSE_SHARE,
+    Validation,
+    _loader,
+    collapse_warning,
+    evaluate,
+    evaluate_loss,
+    predict,
+    predict_labels,
+)
+from .resume import RunState as _RunState
+from .resume import resume as _resume_state
+from .resume import save_last
 
 BEST = "best"
 LAST = "last"
 CURVES = "curves.png"
+HISTORY = "history.json"  # per-epoch records, rewritten after every epoch
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,17 @@ class TrainConfig:
     # Label tasks (ExplaGraphs: support/counter): each epoch draws its samples so that every answer is equally
     # frequent, so the majority answer cannot win the loss by itself (see `balanced_draw`).
     balance_labels: bool = False
+    # Label tasks: the answers `label_set` allows. Validation then scores the labels' likelihoods (accuracy and
+    # the predicted-label shares every epoch, `evaluation.evaluate`).
+    label_set: tuple[str, ...] = ()
+    # "lm": next-token cross-entropy over the answer (the reference); "labels": cross-entropy over the label
+    # set's likelihoods, i.e. the training loss is the decision evaluation makes (needs label_set).
+    objective: str = "lm"
+    class_weighted: bool = False  # "labels" objective: weights inverse to the training labels' frequencies
+    # Learning rate of the parts outside the LLM (graph encoder, projector, soft prompt); None: `lr`. They start
+    # from scratch (or from a probe) while LoRA only nudges a trained LLM, so they can take a much larger one.
+    graph_lr: float | None = None
+    select_on: str = "loss"  # the best epoch and early stopping: lowest validation "loss" or best "accuracy"
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "eval_batch_size", "grad_accum", "epochs"):
@@ -76,14 +105,24 @@ class TrainConfig:
         if self.max_steps is not None and (isinstance(self.max_steps, bool) or self.max_steps < 1):
             raise ConfigError(f"field 'max_steps': must be a positive integer or None, got {self.max_steps!r}")
         object.__setattr__(self, "betas", tuple(self.betas))
+        object.__setattr__(self, "label_set", tuple(str(label) for label in self.label_set))
+        if self.objective not in ("lm", "labels"):
+            raise ConfigError(f"field 'objective': must be 'lm' or 'labels', got {self.objective!r}")
+        if self.select_on not in ("loss", "accuracy"):
+            raise ConfigError(f"field 'select_on': must be 'loss' or 'accuracy', got {self.select_on!r}")
+        if (self.objective == "labels" or self.select_on == "accuracy") and len(self.label_set) < 2:
+            raise ConfigError("objective 'labels' and select_on 'accuracy' need a label_set of two or more labels")
+        if self.graph_lr is not None and not (self.graph_lr > 0 and math.isfinite(self.graph_lr)):
+            raise ConfigError(f"field 'graph_lr': must be a positive number or None, got {self.graph_lr!r}")
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
         values["betas"] = list(self.betas)
+        values["label_set"] = list(self.label_set)
         return values
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> "TrainConfig":
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
         unknown = sorted(set(values) - {f.name for f in fields(cls)})
         if unknown:
             raise ConfigError(f"unknown training config key(s): {', '.join(unknown)}")
@@ -104,6 +143,7 @@ class EpochStats:
     val_gold: dict[str, float] | None = None  # the same for the gold answers
     collapse: str | None = None  # a warning when the predictions collapsed onto one answer
     train_seconds: float | None = None  # the training part of `seconds`
+    val_accuracy: float | None = None  # with a label set: accuracy by label scoring on validation
 
 
 @dataclass
@@ -112,6 +152,7 @@ class TrainHistory:
     curves: Path | None = None  # the loss curves as a PNG beside the checkpoints (`curves.write_curves`)
     best_epoch: int | None = None
     best_loss: float | None = None  # validation loss (training loss without validation samples)
+    best_accuracy: float | None = None  # validation accuracy of the best epoch, with a label set
     best_checkpoint: Path | None = None
     last_checkpoint: Path | None = None
     steps: int = 0
@@ -194,13 +235,18 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
     if config.threads:
         torch.set_num_threads(config.threads)
     lengths = [sample_length(sample) for sample in train_samples] if config.group_by_length else None
-    optimizer = torch.optim.AdamW([{"params": parameters, "lr": config.lr, "weight_decay": config.weight_decay}],
-                                  betas=config.betas)
+    optimizer = torch.optim.AdamW(parameter_groups(model, config), betas=config.betas)
     history = TrainHistory()
     state = _RunState()
     world = current_world()
     if config.resume and (checkpoint_dir / LAST).is_dir():
-        state = _resume(model, optimizer, checkpoint_dir / LAST, history)
+        state, records = _resume_state(model, optimizer, checkpoint_dir / LAST)
+        history.epochs.extend(EpochStats(**record) for record in records)
+        history.resumed_from = checkpoint_dir / LAST
+    labels = list(config.label_set) or None
+    weights = class_weights_for([s.label for s in train_samples], labels) \
+        if labels and config.class_weighted else None
+    loss_kwargs = {"choices": labels, "class_weights": weights} if config.objective == "labels" else {}
     engine = wrap(model, world)  # DDP around the model when launched by torchrun, else the model itself
     batches_per_epoch = math.ceil(len(shard(range(len(train_samples)), config.batch_size, world)) / config.batch_size)
     display = _Display(progress if world.main else None, total_steps=config.epochs * batches_per_epoch,
@@ -223,31 +269,37 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
                                     config.batch_size * world.size)
             order = shard(order, config.batch_size, world)
             losses, cut_short = _train_epoch(engine, optimizer, parameters, train_samples, order, config, state,
-                                             batches_per_epoch, display)
+                                             batches_per_epoch, display, loss_kwargs)
             train_loss = mean_across(losses, world)  # this rank's mean when not distributed
             train_seconds = time.perf_counter() - started
-            validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers, world=world) \
-                if val_samples else None
+            validation = evaluate(model, val_samples, config.eval_batch_size, config.num_workers, world=world,
+                                  labels=labels, class_weights=weights) if val_samples else None
             val_loss = validation.loss if validation else None
             selection_loss = val_loss if val_loss is not None else train_loss
+            if config.select_on == "accuracy" and validation is not None:
+                selection_loss = -validation.accuracy
             record = EpochStats(epoch=state.epoch, train_loss=train_loss, val_loss=val_loss,
                                 seconds=time.perf_counter() - started, peak_rss_mib=peak_rss_mib(),
                                 steps=state.steps, lr=optimizer.param_groups[0]["lr"], batches=len(losses),
                                 val_predicted=validation.predicted_shares if validation else None,
                                 val_gold=validation.gold_shares if validation else None,
                                 collapse=validation.collapse if validation else None,
-                                train_seconds=train_seconds)
+                                train_seconds=train_seconds,
+                                val_accuracy=validation.accuracy if validation else None)
             history.epochs.append(record)
             if losses and selection_loss < state.best_loss:
                 state.best_loss, state.best_epoch = selection_loss, state.epoch
                 if world.main:
                     save_checkpoint(model, checkpoint_dir / BEST, epoch=state.epoch, step=state.steps,
-                                    metrics={"val_loss": val_loss, "train_loss": train_loss})
+                                    metrics={"val_loss": val_loss, "train_loss": train_loss,
+                                             "val_accuracy": record.val_accuracy})
             display.epoch_done(record)
             if not cut_short:
                 state.epoch, state.batch_in_epoch = state.epoch + 1, 0
             if world.main:
-                _save_last(model, optimizer, checkpoint_dir / LAST, state, config, history)
+                save_last(model, optimizer, checkpoint_dir / LAST, state, config.to_dict(),
+                          [asdict(r) for r in history.epochs])
+                _write_history(checkpoint_dir / HISTORY, config, history.epochs)
                 history.curves = write_curves(history.epochs, checkpoint_dir / CURVES,
                                               title=f"{model.config.variant}: loss per epoch")
             barrier(world)  # no rank runs ahead of the checkpoints
@@ -261,123 +313,21 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
         display.close()
         torch.set_num_threads(previous_threads)
     history.best_epoch = state.best_epoch
-    history.best_loss = state.best_loss if state.best_epoch is not None else None
+    best = next((r for r in reversed(history.epochs) if r.epoch == state.best_epoch), None)
+    history.best_loss = None if best is None else (best.val_loss if best.val_loss is not None else best.train_loss)
+    history.best_accuracy = None if best is None else best.val_accuracy
     history.best_checkpoint = checkpoint_dir / BEST if (checkpoint_dir / BEST).is_dir() else None
     history.last_checkpoint = checkpoint_dir / LAST
     history.steps = state.steps
     return history
 
 
-@dataclass(frozen=True)
-class Validation:
-    loss: float  # mean per-batch loss, as the reference averages its validation loss
-    predicted_shares: dict[str, float]  # predicted first answer token -> share of the samples
-    gold_shares: dict[str, float]  # gold first answer token -> share
-    collapse: str | None  # set when one prediction dominates far beyond its gold share
-
-
-COLLAPSE_SHARE = 0.9  # one predicted first token for at least this share of the samples...
-COLLAPSE_EXCESS = 0.2  # ...and at least this much more often than the gold answers start with it
-
-
-@torch.no_grad()
-def evaluate(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
-             num_workers: int = 0, world: World | None = None) -> Validation:
-    """Validation loss and what the model would answer first, from the same forward pass: the greedy
-    first answer token of every sample against the gold one. A model that says the same thing to every
-    question (ExplaGraphs: "support" for all) is flagged as collapsed. Distributed, each rank evaluates a
-    slice and every rank gets the same result."""
-    if not samples:
-        raise InputError("no samples to evaluate")
-    world = world or World()
-    indices = list(range(len(samples)))[world.rank::world.size]
-    was_training = model.training
-    model.eval()
-    losses, predicted, gold = [], [], []
-    try:
-        for batch in (_loader(samples, indices, batch_size, num_workers) if indices else []):
-            loss, logits, targets = model.label_logits(batch)
-            losses.append(float(loss))
-            for row in range(targets.shape[0]):
-                positions = (targets[row] != -100).nonzero()
-                if len(positions):
-                    first = int(positions[0])
-                    predicted.append(int(logits[row, first].argmax()))
-                    gold.append(int(targets[row, first]))
-    finally:
-        model.train(was_training)
-    if world.distributed:
-        predicted, gold = gather(predicted, world), gather(gold, world)
-    decode = lambda ids: [model.tokenizer.decode([i]).strip() or repr(model.tokenizer.decode([i])) for i in ids]
-    predicted_shares, gold_shares = _shares(decode(predicted)), _shares(decode(gold))
-    loss = mean_across(losses, world) if world.distributed else sum(losses) / len(losses)
-    return Validation(loss=loss, predicted_shares=predicted_shares, gold_shares=gold_shares,
-                      collapse=collapse_warning(predicted_shares, gold_shares))
-
-
-def evaluate_loss(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16,
-                  num_workers: int = 0) -> float:
-    """Mean per-batch loss, as the reference averages its validation loss."""
-    return evaluate(model, samples, batch_size, num_workers).loss
-
-
-def _shares(tokens: list[str]) -> dict[str, float]:
-    counts: dict[str, int] = {}
-    for token in tokens:
-        counts[token] = counts.get(token, 0) + 1
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return {token: count / len(tokens) for token, count in ranked[:10]} if tokens else {}
-
-
-def collapse_warning(predicted: dict[str, float], gold: dict[str, float]) -> str | None:
-    """A message when one predicted first token covers >= COLLAPSE_SHARE of the samples and exceeds its gold
-    share by >= COLLAPSE_EXCESS: the model answers everything alike, whatever the question."""
-    if not predicted:
-        return None
-    token, share = next(iter(predicted.items()))
-    if share >= COLLAPSE_SHARE and share - gold.get(token, 0.0) >= COLLAPSE_EXCESS:
-        return (f"collapse: {share:.0%} of validation answers start with {token!r} (gold: "
-                f"{gold.get(token, 0.0):.0%}); raise the learning rate or train longer")
-    return None
-
-
-@torch.no_grad()
-def predict(model: GraphQAModel, samples: Sequence[QASample], batch_size: int = 16, num_workers: int = 0,
-            max_new_tokens: int | None = None, labels: Sequence[str] | None = None) -> list[str]:
-    """Generated answers for `samples`, in order; with `labels`, each answer is exactly one of them
-    (constrained decoding, `model.constrained`)."""
-    from ..model.constrained import TrieConstraint, item_token_ids, separator_ids
-
-    constraint = None
-    if labels:
-        constraint = TrieConstraint(item_token_ids(model.tokenizer, list(labels)), separator_ids(model.tokenizer),
-                                    model.stop_token_ids(), max_items=1)
-    was_training = model.training
-    model.eval()
-    try:
-        answers: list[str] = []
-        for batch in _loader(samples, list(range(len(samples))), batch_size, num_workers):
-            answers.extend(model.generate(batch, max_new_tokens=max_new_tokens,
-                                          constraints=None if constraint is None else [constraint] * len(batch)))
-    finally:
-        model.train(was_training)
-    return answers
-
-
 # --- internals ------------------------------------------------------------------------------------------
-
-@dataclass
-class _RunState:
-    epoch: int = 0
-    batch_in_epoch: int = 0  # micro-batches of `epoch` already trained (non-zero only after a max_steps stop)
-    steps: int = 0
-    best_loss: float = math.inf
-    best_epoch: int | None = None
-
 
 def _train_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, parameters: list[torch.nn.Parameter],
                  samples: Sequence[QASample], order: list[int], config: TrainConfig, state: _RunState,
-                 batches_per_epoch: int, display: "_Display") -> tuple[list[float], bool]:
+                 batches_per_epoch: int, display: _Display, loss_kwargs: dict | None = None
+                 ) -> tuple[list[float], bool]:
     """Train the rest of one epoch; returns the micro-batch losses and whether max_steps cut it short. `model`
     is the GraphQAModel or the DDP wrapping it; `order` this rank's samples."""
     model.train()
@@ -390,7 +340,7 @@ def _train_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, param
         index = start + offset
         if _budget_spent(config, state):
             return losses, True
-        loss = model(batch)
+        loss = model(batch, **(loss_kwargs or {}))
         if not torch.isfinite(loss):
             raise ModelError(f"training loss became {float(loss)} at epoch {state.epoch}, batch {index}; "
                              f"try a lower learning rate")
@@ -406,8 +356,8 @@ def _train_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, param
                         parameter.grad.mul_(config.grad_accum / pending)
             lr = lr_at(state.epoch + (index + 1) / batches_per_epoch, lr=config.lr, min_lr=config.min_lr,
                        warmup_epochs=config.warmup_epochs, epochs=config.epochs)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
+            for group in optimizer.param_groups:  # every group follows the schedule, scaled to its own peak
+                group["lr"] = lr * group.get("peak_lr", config.lr) / config.lr
             clip_grad_norm_(parameters, config.grad_clip)
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -421,61 +371,31 @@ def _budget_spent(config: TrainConfig, state: _RunState) -> bool:
     return config.max_steps is not None and state.steps >= config.max_steps
 
 
-def _loader(samples: Sequence[QASample], order: list[int], batch_size: int, num_workers: int) -> DataLoader:
-    ordered = [samples[i] for i in order]
-    # An own generator: a DataLoader otherwise draws its worker seed from the global RNG, which would make the
-    # dropout stream of a resumed run differ from an uninterrupted one.
-    return DataLoader(ordered, batch_size=batch_size, shuffle=False, collate_fn=collate, num_workers=num_workers,
-                      generator=torch.Generator().manual_seed(0))
+def parameter_groups(model: GraphQAModel, config: TrainConfig) -> list[dict[str, Any]]:
+    """AdamW groups: the LLM's trainable parameters (LoRA) at `lr`, everything else at `graph_lr`."""
+    llm_side, graph_side = [], []
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad:
+            (llm_side if name.startswith("llm.") else graph_side).append(parameter)
+    groups = []
+    for members, peak in ((llm_side, config.lr), (graph_side, config.graph_lr or config.lr)):
+        if members:
+            groups.append({"params": members, "lr": peak, "peak_lr": peak, "weight_decay": config.weight_decay})
+    return groups
+
+
+def _write_history(path: Path, config: TrainConfig, records: list[EpochStats]) -> None:
+    import json
+
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps({"train_config": config.to_dict(), "epochs": [asdict(r) for r in records]},
+                                  indent=2))
+    partial.replace(path)
 
 
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
-
-
-def _save_last(model: GraphQAModel, optimizer: torch.optim.Optimizer, path: Path, state: _RunState,
-               config: TrainConfig, history: TrainHistory) -> None:
-    training_state = {
-        "optimizer": optimizer.state_dict(),
-        "epoch": state.epoch,
-        "batch_in_epoch": state.batch_in_epoch,
-        "steps": state.steps,
-        "best_loss": state.best_loss,
-        "best_epoch": -1 if state.best_epoch is None else state.best_epoch,
-        "torch_rng": torch.get_rng_state(),
-        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-        "python_rng": random.getstate(),
-        "train_config": config.to_dict(),
-        "history": [asdict(record) for record in history.epochs],
-    }
-    save_checkpoint(model, path, epoch=state.epoch, step=state.steps, training_state=training_state)
-
-
-def _resume(model: GraphQAModel, optimizer: torch.optim.Optimizer, path: Path, history: TrainHistory) -> _RunState:
-    info = read_checkpoint(path)
-    differences = config_differences(info.config, model.config)
-    if differences:
-        raise ConfigError(f"cannot resume from {path}: it was trained with another model configuration: "
-                          f"{differences}")
-    saved = load_training_state(path)
-    if saved is None:
-        raise ConfigError(f"cannot resume from {path}: it holds no training state")
-    restore_weights(model, path)
-    optimizer.load_state_dict(saved["optimizer"])
-    torch.set_rng_state(saved["torch_rng"])
-    if saved["cuda_rng"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(saved["cuda_rng"])
-    random.setstate(_as_python_rng_state(saved["python_rng"]))
-    history.epochs.extend(EpochStats(**record) for record in saved["history"])
-    history.resumed_from = path
-    return _RunState(epoch=saved["epoch"], batch_in_epoch=saved["batch_in_epoch"], steps=saved["steps"],
-                     best_loss=saved["best_loss"], best_epoch=None if saved["best_epoch"] < 0 else saved["best_epoch"])
-
-
-def _as_python_rng_state(state: Any) -> tuple:
-    version, internal, gauss = state
-    return version, tuple(internal), gauss
 
 
 class _Display:
@@ -485,8 +405,14 @@ class _Display:
         self._progress = None
         if console is None:
             return
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                                   TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
@@ -508,7 +434,9 @@ class _Display:
             return
         val = "-" if record.val_loss is None else f"{record.val_loss:.4f}"
         self._progress.console.print(f"epoch {record.epoch + 1}: train loss {record.train_loss:.4f}, "
-                                     f"val loss {val}, {record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB")
+                                     f"val loss {val}, {record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB"
+                                     + ("" if record.val_accuracy is None else
+                                        f", val accuracy {record.val_accuracy:.3f}"))
         if record.val_predicted:
             shares = ", ".join(f"{token} {share:.0%}" for token, share in list(record.val_predicted.items())[:4])
             self._progress.console.print(f"  validation answers start with: {shares}")

@@ -34,8 +34,9 @@ import csv
 import io
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Literal
+from typing import Literal
 
 from ..errors import InputError
 

@@ -34,7 +34,7 @@ SEPARATOR = "|"
 
 @dataclass
 class _TrieNode:
-    children: dict[int, "_TrieNode"] = field(default_factory=dict)
+    children: dict[int, _TrieNode] = field(default_factory=dict)
     items: list[int] = field(default_factory=list)  # items whose tokens pass through (or end at) this node
     ends: int | None = None  # the item whose last token this node is
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch import nn
@@ -101,8 +102,14 @@ class GraphQAModel(nn.Module):
     def input_device(self) -> torch.device:
         return self.llm.get_input_embeddings().weight.device
 
-    def forward(self, batch: QABatch) -> torch.Tensor:
-        """Mean cross-entropy over the label tokens (and the EOS after them)."""
+    def forward(self, batch: QABatch, choices: Sequence[str] | None = None,
+                class_weights: Sequence[float] | None = None) -> torch.Tensor:
+        """Mean cross-entropy over the label tokens (and the EOS after them); with `choices`, the cross-entropy
+        of the gold answer among those labels' likelihoods (`label_scoring.label_choice_loss`)."""
+        if choices:
+            from .label_scoring import label_choice_loss
+
+            return label_choice_loss(self, batch, choices, class_weights)
         return self.label_logits(batch)[0]
 
     def label_logits(self, batch: QABatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -110,6 +117,9 @@ class GraphQAModel(nn.Module):
 
         Labels sit at the right edge of every (left-padded) row, so the LM head runs on the last `keep`
         positions alone: over a 49k-token vocabulary it would otherwise cost as much as the transformer."""
+        text_cache = self.__dict__.get("_text_cache")
+        if text_cache is not None and text_cache.covers(batch):
+            return text_cache.label_logits(self, batch)
         prefix = self._prefix_cache()
         inputs_embeds, attention_mask, labels = self._build_inputs(batch, with_labels=True,
                                                                    without_bos=prefix is not None)
@@ -250,11 +260,16 @@ class GraphQAModel(nn.Module):
         targets = ([ids[:self.config.max_new_tokens] + self._eos_ids for ids in self._texts_ids(batch.labels)]
                    if with_labels else [[] for _ in range(size)])
         rows, label_rows = [], []
+        last = self.config.soft_token_position == "last"
         for i in range(size):
             pieces = [] if without_bos else [embed(torch.tensor(self._bos_ids, dtype=torch.long, device=device))]
+            text_ids = descs[i][:self.config.max_txt_len] + questions[i]
+            if last:
+                pieces.append(embed(torch.tensor(text_ids, dtype=torch.long, device=device)))
+                text_ids = []
             if soft is not None:
                 pieces.append(soft[i].to(dtype))
-            text_ids = descs[i][:self.config.max_txt_len] + questions[i] + self._eos_user_ids + targets[i]
+            text_ids = text_ids + self._eos_user_ids + targets[i]
             pieces.append(embed(torch.tensor(text_ids, dtype=torch.long, device=device)))
             row = torch.cat(pieces, dim=0)
             rows.append(row)
@@ -405,7 +420,8 @@ def build_model(config: ModelConfig, *, llm: Any = None, tokenizer: Any = None,
                 device: str = "auto") -> GraphQAModel:
     """The model `config` describes (in eval mode), loading its LLM unless one is given with its tokenizer."""
     if llm is None:
-        llm, tokenizer = load_llm(config.llm, device=device)
+        llm, tokenizer = load_llm(config.llm, device=device,
+                                  dtype=None if config.llm_dtype == "auto" else config.llm_dtype)
     elif tokenizer is None:
         raise ConfigError("build_model: an LLM was given without its tokenizer")
     if config.variant in ("inference-only", "lora"):

@@ -7,8 +7,8 @@ found nothing still gets an answer, from the question alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import torch
 from torch_geometric.data import Batch, Data

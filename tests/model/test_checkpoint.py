@@ -5,10 +5,18 @@ import torch
 from safetensors.torch import load_file
 
 from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.model.checkpoint import (
+    LORA_DIR,
+    MANIFEST,
+    MODULES,
+    load_checkpoint,
+    read_checkpoint,
+    restore_weights,
+    save_checkpoint,
+)
 from gretriever_neo4j.model.llm import tiny_llama
 from gretriever_neo4j.model.sample import collate
-from gretriever_neo4j.model.checkpoint import (LORA_DIR, MANIFEST, MODULES, load_checkpoint, read_checkpoint,
-                                               restore_weights, save_checkpoint)
+
 from model_toys import random_sample, toy_model
 
 VARIANTS = ["inference-only", "prompt-tuning", "g-retriever", "lora", "g-retriever-lora"]

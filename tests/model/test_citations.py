@@ -1,8 +1,14 @@
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.model.citations import (CITATION_INSTRUCTION, answer_text, check_citations, parse_citations,
-                                              parse_textualized_graph, summarize_citations)
+from gretriever_neo4j.model.citations import (
+    CITATION_INSTRUCTION,
+    answer_text,
+    check_citations,
+    parse_citations,
+    parse_textualized_graph,
+    summarize_citations,
+)
 
 DESC = ("node_id,node_attr\n"
         "0,paris\n"

@@ -5,6 +5,7 @@ import pytest
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.model.constrained import TrieConstraint, item_token_ids, separator_ids
 from gretriever_neo4j.model.sample import collate
+
 from model_toys import random_sample, toy_model
 
 NAMES = ["Paris", "Par", "Lyon", "Saint-Étienne", "Lightning rod", "Lightning"]
@@ -21,7 +22,7 @@ def test_a_random_llm_can_only_emit_node_names(seed):
     samples = [random_sample(seed * 10 + i, 3, question=f"q{seed} {i}?") for i in range(4)]
     constraints = [constraint_for(model) for _ in samples]
     # 80 byte tokens hold all six names with their separators: no output is cut inside a name
-    for sample, ids, constraint in zip(samples, model.generate_ids(collate(samples), max_new_tokens=80,
+    for _sample, ids, constraint in zip(samples, model.generate_ids(collate(samples), max_new_tokens=80,
                                                                    constraints=constraints), constraints):
         said = constraint.decode_items(ids)
         text = model.tokenizer.decode(ids, skip_special_tokens=True)

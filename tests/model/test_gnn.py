@@ -4,6 +4,7 @@ import torch
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.gnn import GraphEncoder, build_graph_encoder, mean_pool
 from gretriever_neo4j.model.sample import collate
+
 from model_toys import EMBED_DIM, random_sample
 
 

@@ -3,11 +3,18 @@ import torch
 from torch import nn
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.model.gretriever import (IGNORE_INDEX, GRetriever, LLMOnly, PromptTunedLLM, build_model,
-                                               prompt_markers)
+from gretriever_neo4j.model.gretriever import (
+    IGNORE_INDEX,
+    GRetriever,
+    LLMOnly,
+    PromptTunedLLM,
+    build_model,
+    prompt_markers,
+)
 from gretriever_neo4j.model.llm import byte_tokenizer, tiny_llama
 from gretriever_neo4j.model.sample import QASample, collate
 from gretriever_neo4j.train.trainer import TrainConfig, train
+
 from model_toys import EMBED_DIM, memorisation_set, random_sample, toy_config, toy_model
 
 VARIANTS = ["inference-only", "prompt-tuning", "g-retriever", "lora", "g-retriever-lora"]

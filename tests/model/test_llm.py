@@ -7,8 +7,14 @@ import torch
 from gretriever_neo4j.errors import ModelError
 from gretriever_neo4j.model.config import ModelConfig
 from gretriever_neo4j.model.gretriever import build_model
-from gretriever_neo4j.model.llm import (byte_tokenizer, hidden_size, load_llm, resolve_dtype, smollm2_gguf_path,
-                                        tiny_llama)
+from gretriever_neo4j.model.llm import (
+    byte_tokenizer,
+    hidden_size,
+    load_llm,
+    resolve_dtype,
+    smollm2_gguf_path,
+    tiny_llama,
+)
 from gretriever_neo4j.model.sample import QASample, collate, format_question
 
 

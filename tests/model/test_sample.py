@@ -3,6 +3,7 @@ import torch
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.model.sample import QASample, answers_label, collate, format_question
+
 from model_toys import EMBED_DIM, random_sample
 
 

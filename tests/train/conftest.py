@@ -11,3 +11,4 @@ torch.set_num_threads(1)
 
 # The toy samples and models are shared with tests/model.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "model"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))

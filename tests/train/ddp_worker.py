@@ -16,10 +16,10 @@ def samples():
 
 
 def run(rank: int, world: int, port: int, out: str, batch_size: int, variant: str = "prompt-tuning") -> None:
-    from model_toys import toy_model
-
     from gretriever_neo4j.train.distributed import init_from_environment
     from gretriever_neo4j.train.trainer import TrainConfig, train
+
+    from model_toys import toy_model
 
     torch.set_num_threads(1)
     if world > 1:

@@ -1,6 +1,7 @@
 """Collapse detection: a model that answers everything alike is flagged, one that learned is not."""
 
 from gretriever_neo4j.train.trainer import TrainConfig, collapse_warning, evaluate, train
+
 from model_toys import random_sample, toy_model
 
 

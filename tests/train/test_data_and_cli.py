@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from gretriever_neo4j.ingest.graphs import ingest
+from gretriever_neo4j.model.prompts import prompt_for
 from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 from gretriever_neo4j.retrievers.base import RetrievalContext
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
-from gretriever_neo4j.model.prompts import prompt_for
 from gretriever_neo4j.train.data import SampleCache, build_samples, retrieval_text
 
 from cli_helpers import gqa
@@ -116,7 +116,8 @@ def test_cli_trains_data_parallel_under_torchrun(store, embedder, tmp_path, monk
                    "--epochs", "2", "--batch-size", "2", "--grad-accum", "1", "--lr", "1e-3", "--nproc", "2",
                    "--out", str(out))
     assert trained.returncode == 0, trained.stderr[-3000:]
-    assert "2 data-parallel processes" in " ".join(trained.stdout.split()) and (out / "best").is_dir() and (out / "last").is_dir()
+    assert "2 data-parallel processes" in " ".join(trained.stdout.split())
+    assert (out / "best").is_dir() and (out / "last").is_dir()
     assert trained.stdout.count("best checkpoint:") == 1  # rank 0 alone reports
     refused = gqa("train", "--dataset", prefix, "--nproc", "2")
     assert refused.returncode == 1 and "--config" in refused.stderr

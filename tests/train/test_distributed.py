@@ -8,8 +8,9 @@ import socket
 import torch
 import torch.multiprocessing as mp
 
-from ddp_worker import run
 from gretriever_neo4j.train.distributed import World, shard
+
+from ddp_worker import run
 
 
 def test_shard_gives_each_rank_its_slice_of_every_global_batch():

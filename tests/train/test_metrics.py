@@ -1,9 +1,19 @@
 import pytest
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.metrics import (answer_accuracy, contains_label, f1_precision_recall, hit_at_1,
-                                            normalize, prediction_items, score_explagraphs, score_open_questions,
-                                            score_scenegraphs, stance_accuracy, strict_hit_at_1)
+from gretriever_neo4j.metrics import (
+    answer_accuracy,
+    contains_label,
+    f1_precision_recall,
+    hit_at_1,
+    normalize,
+    prediction_items,
+    score_explagraphs,
+    score_open_questions,
+    score_scenegraphs,
+    stance_accuracy,
+    strict_hit_at_1,
+)
 
 
 def test_normalisation_as_the_reference():

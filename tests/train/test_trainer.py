@@ -7,7 +7,8 @@ from rich.console import Console
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.model.checkpoint import load_checkpoint, read_checkpoint
-from gretriever_neo4j.train.trainer import (TrainConfig, epoch_order, evaluate_loss, lr_at, predict, train)
+from gretriever_neo4j.train.trainer import TrainConfig, epoch_order, evaluate_loss, lr_at, predict, train
+
 from model_toys import WORDS, random_sample, toy_model
 
 
