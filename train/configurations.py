@@ -13,7 +13,6 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..artifacts.registry import TrainedModels, load_trained
 from ..errors import GqaError
@@ -76,11 +75,11 @@ def dataset_samples(store, retriever, dataset: str, split: str, *, limit: int | 
 
 
 def train_configuration(open_store: Callable[[], AbstractContextManager], embedder, run: ConfigurationRun, *,
-                        world: World, on_progress: OnProgress | None = None, display: Any = None,
+                        world: World, on_progress: OnProgress | None = None, on_training: OnProgress | None = None,
                         on_start: Callable[[ConfigurationResult], None] | None = None) -> ConfigurationResult:
     """Samples, model, training. `open_store()` opens the store for the retrieval phase only (a long training
     holds no connection); with several data-parallel processes, rank 0 retrieves (and caches) first and the others
-    read the cache. `display` is handed to the trainer for its per-step bars (the CLI's console)."""
+    read the cache. `on_progress`: retrieving the samples; `on_training`: the trainer's steps and epochs."""
     from ..model.gretriever import build_model
     from .trainer import train
 
@@ -105,7 +104,7 @@ def train_configuration(open_store: Callable[[], AbstractContextManager], embedd
                                  total_parameters=total)
     if on_start is not None:
         on_start(result)
-    result.history = train(model, train_samples, val_samples, run.training, run.out, progress=display)
+    result.history = train(model, train_samples, val_samples, run.training, run.out, progress=on_training)
     return result
 
 

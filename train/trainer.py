@@ -30,6 +30,7 @@ from ..model.checkpoint import save_checkpoint
 from ..model.gretriever import GraphQAModel
 from ..model.label_scoring import class_weights_for
 from ..model.sample import QASample
+from ..progress import OnProgress, notify
 from .curves import write_curves
 from .distributed import barrier, current_world, mean_across, shard, wrap
 
@@ -219,10 +220,10 @@ def peak_rss_mib() -> float:
 
 
 def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: Sequence[QASample],
-          config: TrainConfig, checkpoint_dir: str | Path, progress: Any = None) -> TrainHistory:
+          config: TrainConfig, checkpoint_dir: str | Path, progress: OnProgress | None = None) -> TrainHistory:
     """Train `model` in place; the best checkpoint is saved under checkpoint_dir/best. See the module docs.
 
-    `progress` is a rich Console: when given, progress bars with the running loss and ETA are drawn on it.
+    `progress` is told about every step and epoch (`_Reporter`); the CLI draws bars with the loss and ETA.
     """
     if not train_samples:
         raise InputError("no training samples")
@@ -249,8 +250,8 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
     loss_kwargs = {"choices": labels, "class_weights": weights} if config.objective == "labels" else {}
     engine = wrap(model, world)  # DDP around the model when launched by torchrun, else the model itself
     batches_per_epoch = math.ceil(len(shard(range(len(train_samples)), config.batch_size, world)) / config.batch_size)
-    display = _Display(progress if world.main else None, total_steps=config.epochs * batches_per_epoch,
-                       done=state.epoch * batches_per_epoch + state.batch_in_epoch)
+    display = _Reporter(progress if world.main else None, total_steps=config.epochs * batches_per_epoch,
+                        done=state.epoch * batches_per_epoch + state.batch_in_epoch)
     history.stop_reason = "epochs"
     try:
         while state.epoch < config.epochs:
@@ -326,7 +327,7 @@ def train(model: GraphQAModel, train_samples: Sequence[QASample], val_samples: S
 
 def _train_epoch(model: torch.nn.Module, optimizer: torch.optim.Optimizer, parameters: list[torch.nn.Parameter],
                  samples: Sequence[QASample], order: list[int], config: TrainConfig, state: _RunState,
-                 batches_per_epoch: int, display: _Display, loss_kwargs: dict | None = None
+                 batches_per_epoch: int, display: _Reporter, loss_kwargs: dict | None = None
                  ) -> tuple[list[float], bool]:
     """Train the rest of one epoch; returns the micro-batch losses and whether max_steps cut it short. `model`
     is the GraphQAModel or the DDP wrapping it; `order` this rank's samples."""
@@ -398,51 +399,23 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-class _Display:
-    """rich progress bars (overall and current epoch) with the running loss and ETA; silent without a console."""
+class _Reporter:
+    """Training progress as `Progress` events (rank 0 only): "training" once (steps done, total), "step" per
+    batch (the running loss), "epoch" per epoch (its `EpochStats`), "done" at the end. The CLI draws them."""
 
-    def __init__(self, console: Any, *, total_steps: int, done: int):
-        self._progress = None
-        if console is None:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self._progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                                  TimeRemainingColumn(), console=console, transient=False)
-        self._task = self._progress.add_task("training", total=total_steps, completed=done, loss="-")
-        self._progress.start()
+    def __init__(self, on_progress: OnProgress | None, *, total_steps: int, done: int):
+        self.on_progress, self.total, self.done = on_progress, total_steps, done
         self._recent: list[float] = []
-        self._console = console
+        notify(on_progress, "training", done, total_steps)
 
     def batch_done(self, loss: float, epoch: int) -> None:
-        if self._progress is None:
-            return
+        self.done += 1
         self._recent = (self._recent + [loss])[-20:]
-        self._progress.update(self._task, advance=1, description=f"epoch {epoch + 1}",
-                              loss=f"{sum(self._recent) / len(self._recent):.4f}")
+        notify(self.on_progress, "step", self.done, self.total, epoch=epoch,
+               loss=sum(self._recent) / len(self._recent))
 
     def epoch_done(self, record: EpochStats) -> None:
-        if self._progress is None:
-            return
-        val = "-" if record.val_loss is None else f"{record.val_loss:.4f}"
-        self._progress.console.print(f"epoch {record.epoch + 1}: train loss {record.train_loss:.4f}, "
-                                     f"val loss {val}, {record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB"
-                                     + ("" if record.val_accuracy is None else
-                                        f", val accuracy {record.val_accuracy:.3f}"))
-        if record.val_predicted:
-            shares = ", ".join(f"{token} {share:.0%}" for token, share in list(record.val_predicted.items())[:4])
-            self._progress.console.print(f"  validation answers start with: {shares}")
-        if record.collapse:
-            self._progress.console.print(f"  [bold yellow]warning:[/] {record.collapse}")
+        notify(self.on_progress, "epoch", record.epoch + 1, None, record=record)
 
     def close(self) -> None:
-        if self._progress is not None:
-            self._progress.stop()
+        notify(self.on_progress, "done", self.done, self.total)

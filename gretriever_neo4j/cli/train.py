@@ -261,7 +261,7 @@ def train(
 
     with _SampleBars() as bars:
         result = train_configuration(store_session, model_embedder, run, world=world, on_progress=bars,
-                                     display=console, on_start=started)
+                                     on_training=_TrainingBars(), on_start=started)
     if world.main:
         _show_history(result.history, f"gqa train {dataset} {variant}")
         if registered is not None and result.history.best_checkpoint is not None:
@@ -281,6 +281,49 @@ def _show_history(history, title: str) -> None:
     console.print(f"best checkpoint: {history.best_checkpoint}")
     if history.curves is not None:
         console.print(f"loss curves: {history.curves}")
+
+
+class _TrainingBars:
+    """The trainer's progress (`train.trainer`): one bar over all steps with the running loss and ETA, a line per
+    epoch with its losses, validation accuracy and answer shares, and a collapse warning when flagged."""
+
+    def __init__(self):
+        self.bars = None
+
+    def __call__(self, p) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        if p.stage == "training":
+            self.bars = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                                 TimeRemainingColumn(), console=console, transient=False)
+            self.task = self.bars.add_task("training", total=p.total, completed=p.done, loss="-")
+            self.bars.start()
+        elif self.bars is None:
+            return
+        elif p.stage == "step":
+            self.bars.update(self.task, completed=p.done, description=f"epoch {p.info['epoch'] + 1}",
+                             loss=f"{p.info['loss']:.4f}")
+        elif p.stage == "epoch":
+            record, say = p.info["record"], self.bars.console.print
+            val = "-" if record.val_loss is None else f"{record.val_loss:.4f}"
+            say(f"epoch {record.epoch + 1}: train loss {record.train_loss:.4f}, val loss {val}, "
+                f"{record.seconds:.1f}s, peak RSS {record.peak_rss_mib:.0f} MiB"
+                + ("" if record.val_accuracy is None else f", val accuracy {record.val_accuracy:.3f}"))
+            if record.val_predicted:
+                shares = ", ".join(f"{token} {share:.0%}" for token, share in list(record.val_predicted.items())[:4])
+                say(f"  validation answers start with: {shares}")
+            if record.collapse:
+                say(f"  [bold yellow]warning:[/] {record.collapse}")
+        elif p.stage == "done":
+            self.bars.stop()
 
 
 class _SampleBars:

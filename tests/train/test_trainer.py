@@ -1,9 +1,7 @@
-import io
 import math
 
 import pytest
 import torch
-from rich.console import Console
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.model.checkpoint import load_checkpoint, read_checkpoint
@@ -45,9 +43,8 @@ def test_epoch_order_depends_only_on_seed_and_epoch():
 
 def test_history_best_checkpoint_and_progress(tmp_path):
     model = toy_model("g-retriever")
-    out = io.StringIO()
-    history = train(model, train_set(), train_set()[:2], fast(), tmp_path,
-                    progress=Console(file=out, width=120, force_terminal=False))
+    events = []
+    history = train(model, train_set(), train_set()[:2], fast(), tmp_path, progress=events.append)
     assert [e.epoch for e in history.epochs] == [0, 1, 2]
     assert all(e.seconds > 0 and e.peak_rss_mib > 50 and e.batches == 2 for e in history.epochs)
     assert [e.steps for e in history.epochs] == [2, 4, 6] and history.steps == 6
@@ -59,8 +56,10 @@ def test_history_best_checkpoint_and_progress(tmp_path):
     assert read_checkpoint(history.best_checkpoint).epoch == history.best_epoch
     assert evaluate_loss(best, train_set()[:2]) == pytest.approx(history.best_loss, abs=1e-5)
     assert len(predict(best, train_set(3), batch_size=2)) == 3
-    text = out.getvalue()
-    assert "epoch 1: train loss" in text and "epoch 3: train loss" in text
+    stages = [p.stage for p in events]
+    assert stages[0] == "training" and stages[-1] == "done" and stages.count("step") == 6
+    assert [p.info["record"] for p in events if p.stage == "epoch"] == history.epochs
+    assert [p.done for p in events if p.stage == "step"] == [1, 2, 3, 4, 5, 6]
 
 
 def test_early_stopping_after_patience(tmp_path):
