@@ -39,11 +39,11 @@ class ConfigurationRun:
 
 @dataclass
 class ConfigurationResult:
-    history: TrainHistory
     train_questions: int
     val_questions: int
     trainable_parameters: int
     total_parameters: int
+    history: TrainHistory | None = None  # set when training has run (`on_start` sees the result before)
 
 
 def retriever_for_dataset(store, embedder, dataset: str, kind: str = "auto", checkpoint: Path | None = None):
@@ -99,7 +99,7 @@ def train_configuration(open_store: Callable[[], AbstractContextManager], embedd
         barrier(world)
     model = build_model(config, device=run.device)
     trainable, total = model.parameter_counts()
-    result = ConfigurationResult(history=None, train_questions=len(train_samples),  # type: ignore[arg-type]
+    result = ConfigurationResult(train_questions=len(train_samples),
                                  val_questions=len(val_samples), trainable_parameters=trainable,
                                  total_parameters=total)
     if on_start is not None:

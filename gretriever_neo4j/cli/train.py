@@ -290,7 +290,8 @@ class _TrainingBars:
     def __init__(self):
         self.bars = None
 
-    def __call__(self, p) -> None:
+    @staticmethod
+    def _make_bars():
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -300,10 +301,13 @@ class _TrainingBars:
             TimeRemainingColumn,
         )
 
+        return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                        TimeRemainingColumn(), console=console, transient=False)
+
+    def __call__(self, p) -> None:  # called once per training step: the bar is made once, at "training"
         if p.stage == "training":
-            self.bars = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("loss {task.fields[loss]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                                 TimeRemainingColumn(), console=console, transient=False)
+            self.bars = self._make_bars()
             self.task = self.bars.add_task("training", total=p.total, completed=p.done, loss="-")
             self.bars.start()
         elif self.bars is None:

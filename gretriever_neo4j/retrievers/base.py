@@ -20,6 +20,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, unknown_graph
 from gretriever_neo4j.retrieval.in_memory import RetrievalResult
+from gretriever_neo4j.retrieval.linking import strip_topic_markers
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_to_dict
 from gretriever_neo4j.retrieval.textualize import count_tokens
 from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
@@ -146,13 +147,14 @@ class RetrievalContext:
                               f"makes {self.embedder.dim}-d ones: use --embedder '{name}'")
         self._checked_schema = True
 
-    def question(self, question: str, *, embed_text: str | None = None) -> Question:
-        """The question checked (non-empty text) and embedded (`embed_text`: what to embed, if not the question)."""
+    def question(self, question: str, *, strip_markers: bool = False) -> Question:
+        """The question checked (non-empty text) and embedded; `strip_markers`: embed it without the [topic]
+        brackets of MetaQA-style questions (the KG retrievers link those entities themselves)."""
         if not isinstance(question, str) or not question.strip():
             raise InputError("the question is empty", field="question")
         text = question.strip()
         self.check_schema()
-        embedded = text if embed_text is None else embed_text
+        embedded = strip_topic_markers(text) if strip_markers else text
         started = time.perf_counter()
         query = self.embedder.embed_query(embedded)
         embed_ms = ms_since(started)

@@ -9,18 +9,15 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.learned import LearnedRetriever, StoreGraphSource
-from gretriever_neo4j.retrieval.linking import strip_topic_markers
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
-
-if TYPE_CHECKING:
-    from gretriever_neo4j.retrievers.cached import GraphCache
+from gretriever_neo4j.retrievers.cached import GraphCache, learned_over_cache
 
 
 class LearnedKGRetriever:
@@ -58,14 +55,11 @@ class LearnedKGRetriever:
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         if graph is None:
             raise ConfigError("--retriever learned needs --graph (the KG it was trained for)")
-        asked = self.context.question(question, embed_text=strip_topic_markers(question.strip())
-                                      if isinstance(question, str) else None)
+        asked = self.context.question(question, strip_markers=True)
         info = self.context.graph_info(graph)
         started = time.perf_counter()
         learned = None
         if self.cache is not None:
-            from gretriever_neo4j.retrievers.cached import learned_over_cache
-
             learned = learned_over_cache(self.cache, graph, self.checkpoint, self._embed)
         result = (learned or self._learned(graph)).retrieve(asked.text, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.retrieval.linking import StoreLinking, strip_topic_markers
+from gretriever_neo4j.retrieval.linking import StoreLinking
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
@@ -147,8 +147,7 @@ class PathKGRetriever:
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         if graph is None:
             raise ConfigError("relation-path retrieval needs --graph (a stored knowledge graph)")
-        asked = self.context.question(question, embed_text=strip_topic_markers(question.strip())
-                                      if isinstance(question, str) else None)
+        asked = self.context.question(question, strip_markers=True)
         info = self.context.graph_info(graph)
         if info["kind"] != "kg":
             raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
