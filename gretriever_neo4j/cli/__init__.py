@@ -10,8 +10,15 @@ from gretriever_neo4j.cli.app import app, err_console, fail
 from gretriever_neo4j.errors import GqaError
 
 
+def _usage_error(error: BaseException) -> bool:
+    """Click's usage and parameter errors (`show()` and `exit_code`), from the `click` package or from the
+    copy of click that Typer vendors (its exceptions are other classes than the package's)."""
+    return callable(getattr(error, "show", None)) and isinstance(getattr(error, "exit_code", None), int)
+
+
 def main() -> None:
     import click
+    import typer
 
     from gretriever_neo4j import quiet
 
@@ -23,19 +30,19 @@ def main() -> None:
         outcome = app(standalone_mode=False)
     except GqaError as error:
         fail(error)
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, typer.Abort):
         err_console.print("[red]aborted[/]")
         sys.exit(1)
     except KeyboardInterrupt:
         err_console.print("[red]interrupted[/] — completed batches are stored; run the same command to resume")
         sys.exit(130)
-    except click.exceptions.ClickException as error:
-        error.show()
-        sys.exit(error.exit_code)
-    except click.exceptions.Exit as done:
+    except (click.exceptions.Exit, typer.Exit) as done:
         sys.exit(done.exit_code)
-    except Exception as error:  # a failure of ours (or Neo4j gone mid-command): never shown as the user's fault
-        fail(error)
+    except Exception as error:
+        if _usage_error(error):  # "No such option: --bogus": click's message and exit code 2
+            error.show()
+            sys.exit(error.exit_code)
+        fail(error)  # a failure of ours (or Neo4j gone mid-command): never shown as the user's fault
     sys.exit(outcome if isinstance(outcome, int) else 0)
 
 

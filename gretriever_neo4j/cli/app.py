@@ -4,9 +4,9 @@ and how a failure is shown (a user's mistake: one red line, exit 1; ours: a log 
 from __future__ import annotations
 
 import sys
+from contextvars import ContextVar
 from typing import Optional
 
-import click
 import typer
 from rich.console import Console
 
@@ -30,15 +30,19 @@ def _connection_options(
     database: Optional[str] = typer.Option(None, "--database", help="[env NEO4J_DATABASE; default neo4j]"),
     verbose: bool = typer.Option(False, "--verbose", help="show library warnings and debug logs [env GQA_VERBOSE=1]"),
 ) -> None:
-    # Kept on this invocation's click context: no module-level state survives between two in-process runs.
+    # Set by every invocation (this callback runs first), so nothing survives from one in-process run to the next.
+    # Not read back through click's context stack: Typer runs on a vendored click of its own, whose stack the
+    # `click` package cannot see.
     context.obj = {"uri": uri, "user": user, "password": password, "database": database}
+    _connection.set(context.obj)
+
+
+_connection: ContextVar[dict | None] = ContextVar("gqa_connection_options", default=None)
 
 
 def connection_settings() -> Neo4jSettings:
     """The Neo4j settings of this invocation: --uri/--user/… over the environment over the defaults."""
-    context = click.get_current_context(silent=True)
-    overrides = (context.find_root().obj if context is not None else None) or {}
-    return Neo4jSettings.from_env(**overrides)
+    return Neo4jSettings.from_env(**(_connection.get() or {}))
 
 
 def store_session():
