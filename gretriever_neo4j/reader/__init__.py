@@ -138,15 +138,22 @@ class ZeroShotReader:
     name = "zero-shot reader"
     zero_shot = True
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4):
+    def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
+                 scoring: str = "coverage"):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
-        nodes included."""
+        nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
+        similarities that relation-path retrieval uses)."""
+        from gretriever_neo4j.reader.coverage import TextVectors
         from gretriever_neo4j.retrieval.relation_paths import RelationTexts
 
+        if scoring not in ("coverage", "steps"):
+            raise ValueError(f"scoring must be 'coverage' or 'steps', got {scoring!r}")
         self.embed = embed
         self.max_hops = max_hops
         self.relations = RelationTexts.shared(embed) if embed is not None else None
+        self.scoring = scoring if embed is not None else "steps"
+        self.texts = TextVectors(embed) if embed is not None else None
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
@@ -169,8 +176,19 @@ class ZeroShotReader:
                     lands_opaque.add((r, 0))
                 if opaque[view.src[mask]].mean() > 0.5:
                     lands_opaque.add((r, 1))
-        baseline = (float(np.mean(relation_similarity)) if len(relation_similarity) else 0.0) + config.baseline_margin
-        sig_scores = signature_scores(found.signatures, relation_similarity, lands_opaque, baseline, config)
+        if self.scoring == "coverage":
+            from gretriever_neo4j.reader.coverage import coverage_scores
+
+            # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
+            # ("director", a tag), and masking it would hide the very word the question asks with.
+            text = strip_topic_markers(question)
+            masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
+            sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
+                                         self.texts, ways_through=lands_opaque)
+        else:
+            baseline = ((float(np.mean(relation_similarity)) if len(relation_similarity) else 0.0)
+                        + config.baseline_margin)
+            sig_scores = signature_scores(found.signatures, relation_similarity, lands_opaque, baseline, config)
         pair_scores = sig_scores[found.pair_sig] if found.num_pairs else np.zeros(0)
         exclude = set(anchors) | set(named_nodes(question, view.node_texts)) | set(np.flatnonzero(opaque).tolist())
         node_scores = np.full(view.num_nodes, -np.inf)

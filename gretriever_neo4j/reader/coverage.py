@@ -1,0 +1,125 @@
+"""Zero-shot scores of relation signatures by how well they *cover* the question, for a reader with nothing trained.
+
+Summing per-step similarities (`relation_paths.signature_scores`) cannot tell how many hops a question means:
+every extra step must beat a baseline, so "who directed the films X acted in" stops at `<starred_actors` (the
+films) and a path that repeats a relation ("films that share actors with X": `starred_actors> <starred_actors`)
+never wins. Measured on MetaQA's dev questions (bench/results/webqsp.json), that reader answered 2-hop questions
+right 6.5% of the time. A signature here scores as
+
+    coverage   the mean over the question's content words of the best similarity to one of its relations
+               (a path that leaves "directed" unexplained loses);
+  + precision  the least, over its relations, of the best similarity to a word or word pair of the question
+               (a relation the question never mentions costs);
+  + reading    the similarity of the question to the signature read as a question, "what is the in language
+               of the things directed by X" (order and direction: which relation is asked for, which is the way).
+
+Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
+precision only, and cached by text (it does not depend on the question). Everything is a pure function of
+texts and an `embed(texts) -> (n, d)` callable.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
+from gretriever_neo4j.retrieval.relation_paths import FORWARD, humanize_relation
+
+Step = tuple[int, int]
+PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
+SHORTLIST = 24
+HOP_COST = 0.03  # per named hop beyond the first: a longer path must explain more of the question to win
+
+
+def content_words(masked_question: str) -> list[str]:
+    """The question's words that can name a relation: not stop words, not the anchors' placeholder."""
+    return [w for w in analyzer_tokens(masked_question) if w not in STOP_WORDS and w != PLACEHOLDER]
+
+
+def word_grams(words: Sequence[str]) -> list[str]:
+    """Words and adjacent pairs ("release year", "acted by" read better as pairs than word by word)."""
+    return list(words) + [f"{a} {b}" for a, b in zip(words, words[1:])]
+
+
+def signature_question(relation_texts: Sequence[str], signature: Sequence[Step]) -> str:
+    """The signature read as a question from the anchor X outwards: forward steps are "the R of …", backward
+    ones "the things R …" ("the things directed by X")."""
+    inner = "X"
+    for relation, direction in signature:
+        words = humanize_relation(relation_texts[relation])
+        inner = f"the {words} of {inner}" if direction == FORWARD else f"the things {words} {inner}"
+    return f"what is {inner}"
+
+
+class TextVectors:
+    """Unit vectors of short texts (words, relation names, signature questions), each embedded once; bounded
+    (least recently used texts are dropped), safe to share between threads."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], capacity: int = 200_000):
+        self.embed = embed
+        self.capacity = capacity
+        self._known: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._known]
+        if missing:
+            vectors = np.asarray(self.embed(missing), dtype=np.float32).reshape(len(missing), -1)
+            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            with self._lock:
+                self._known.update(zip(missing, vectors / norms))
+                while len(self._known) > self.capacity:
+                    self._known.popitem(last=False)
+        with self._lock:
+            rows = [self._known.get(t) for t in texts]
+        if any(row is None for row in rows):  # evicted by another thread meanwhile: embed again, uncached
+            return self.embed_uncached(texts)
+        return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
+
+    def embed_uncached(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(len(texts), -1)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
+                    relation_texts: Sequence[str], vectors: TextVectors, shortlist: int = SHORTLIST,
+                    ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST) -> np.ndarray:
+    """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
+    (see the module docstring), less `hop_cost` per named hop beyond the first (steps in `ways_through` lead
+    to opaque nodes: not hops); the empty signature, and signatures outside the shortlist, score lower than
+    every shortlisted one (-inf for the empty one)."""
+    out = np.full(len(signatures), -np.inf)
+    used = [s for s, signature in enumerate(signatures) if signature]
+    if not used:
+        return out
+    words = content_words(masked_question) or ["thing"]
+    grams = word_grams(words)
+    humanized = [humanize_relation(t) for t in relation_texts]
+    relations = vectors(humanized)
+    word_rows = vectors(words)
+    gram_rows = vectors(grams)
+    word_relation = word_rows @ relations.T  # (W, R)
+    mention = (gram_rows @ relations.T).max(axis=0)  # (R,) how well the question names each relation
+    first = np.empty(len(used))
+    for i, s in enumerate(used):
+        ids = sorted({int(r) for r, _ in signatures[s]})
+        hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
+        first[i] = word_relation[:, ids].max(axis=1).mean() + mention[ids].min() - hop_cost * max(hops - 1, 0)
+    order = np.argsort(-first, kind="stable")
+    short = order[:shortlist]
+    out[used] = first - 10.0  # below every shortlisted score (those add a similarity in [-1, 1])
+    if question_vector is None:
+        out[np.asarray(used)[short]] = first[short]
+        return out
+    question = np.asarray(question_vector, dtype=np.float32).reshape(-1)
+    question = question / max(float(np.linalg.norm(question)), 1e-12)
+    texts = [signature_question(relation_texts, signatures[used[i]]) for i in short.tolist()]
+    reading = vectors(texts) @ question
+    out[np.asarray(used)[short]] = first[short] + reading
+    return out

@@ -1,0 +1,78 @@
+"""Zero-shot signature scores by coverage of the question (reader/coverage.py), with a deterministic embedder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.reader.coverage import (
+    TextVectors,
+    content_words,
+    coverage_scores,
+    signature_question,
+    word_grams,
+)
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
+
+from fakes import FakeEmbedder
+
+RELATIONS = ["directed_by", "starred_actors", "in_language", "release_year"]
+DIRECTED, STARRED, LANGUAGE, YEAR = range(4)
+
+
+@pytest.fixture()
+def vectors():
+    return TextVectors(FakeEmbedder().embed)
+
+
+def best(question: str, signatures, vectors) -> tuple:
+    masked_vector = FakeEmbedder().embed([question])[0]
+    scores = coverage_scores(question, masked_vector, signatures, RELATIONS, vectors)
+    return signatures[int(np.argmax(scores))]
+
+
+def test_words_the_question_can_name_relations_with():
+    assert content_words("who directed the films X acted in") == ["directed", "films", "acted"]
+    assert word_grams(["release", "year", "films"]) == ["release", "year", "films", "release year", "year films"]
+
+
+def test_a_signature_reads_as_a_question_from_the_anchor_outwards():
+    assert signature_question(RELATIONS, [(DIRECTED, BACKWARD), (LANGUAGE, FORWARD)]) == \
+        "what is the in language of the things directed by X"
+    assert signature_question(RELATIONS, [(DIRECTED, FORWARD)]) == "what is the directed by of X"
+
+
+def test_a_second_hop_the_question_asks_for_wins_over_stopping_short(vectors):
+    one_hop = ((STARRED, BACKWARD),)
+    two_hops = ((STARRED, BACKWARD), (DIRECTED, FORWARD))
+    wrong_second = ((STARRED, BACKWARD), (YEAR, FORWARD))
+    # (the fake embedder matches trigrams: the question says the relations as the graph names them)
+    assert best("directed by of the films starred actors X", [one_hop, two_hops, wrong_second], vectors) == two_hops
+
+
+def test_a_hop_the_question_does_not_mention_costs(vectors):
+    one_hop = ((DIRECTED, FORWARD),)
+    detour = ((DIRECTED, FORWARD), (STARRED, BACKWARD))
+    assert best("who directed X", [detour, one_hop], vectors) == one_hop
+
+
+def test_the_empty_signature_never_wins_and_the_shortlist_ranks_above_the_rest(vectors):
+    signatures = [(), ((DIRECTED, FORWARD),), ((YEAR, FORWARD),), ((LANGUAGE, FORWARD),)]
+    question = "who directed X"
+    scores = coverage_scores(question, FakeEmbedder().embed([question])[0], signatures, RELATIONS, vectors,
+                             shortlist=1)
+    assert scores[0] == -np.inf
+    assert np.argmax(scores) == 1
+    assert scores[1] > scores[2:].max() + 5  # outside the shortlist: far below
+
+
+def test_text_vectors_embed_each_text_once_and_stay_bounded():
+    embedder = FakeEmbedder()
+    vectors = TextVectors(embedder.embed, capacity=3)
+    first = vectors(["a b", "c d"])
+    again = vectors(["c d", "a b"])
+    assert np.allclose(first[::-1], again)
+    assert sum(len(call) for call in embedder.calls) == 2
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
+    vectors(["e", "f", "g", "h"])
+    assert len(vectors._known) == 3
