@@ -46,6 +46,44 @@ class Incidence:
         return self.edge[start:stop], self.neighbour[start:stop]
 
 
+class RowTable:
+    """An (E, d) float32 matrix stored as a table of distinct rows and one row index per entry: a knowledge
+    graph's edges share their relation's vector, so its whole candidate graph holds R vectors, not E copies.
+    Indexing (`table[i]`, `table[array]`) gives ndarray rows as the matrix would; `np.asarray` materialises it
+    (nothing in retrieval does: `distinct()` hands the table over as it is)."""
+
+    def __init__(self, table: np.ndarray, rows: np.ndarray):
+        self.table = _as_matrix(table, "edge_embeddings")
+        self.rows = np.ascontiguousarray(np.asarray(rows).reshape(-1), dtype=np.int32)
+        if self.rows.size and (self.rows.min() < 0 or self.rows.max() >= len(self.table)):
+            raise InvariantError(f"a row index is out of range for {len(self.table)} rows", field="edge_embeddings")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.rows), self.table.shape[1])
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index):
+        return self.table[self.rows[index]]
+
+    def __array__(self, dtype=None, copy=None):
+        matrix = self.table[self.rows]
+        return matrix if dtype is None else matrix.astype(dtype, copy=False)
+
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """`seeds.distinct_rows` of the matrix, from the table alone."""
+        distinct, inverse = distinct_rows(self.table)
+        if len(self.rows) == 0:
+            return distinct[:0], np.zeros(0, dtype=np.int64)
+        used, remap = np.unique(inverse[self.rows], return_inverse=True)  # only rows some entry uses
+        return distinct[used], remap.reshape(-1).astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class CandidateGraph:
     """Nodes and edges with texts and float32 embeddings; edges reference nodes by index.
@@ -60,7 +98,7 @@ class CandidateGraph:
     edge_src: np.ndarray  # (E,) int64 index into nodes
     edge_dst: np.ndarray  # (E,) int64
     edge_texts: list[str]
-    edge_embeddings: np.ndarray  # (E, d) float32
+    edge_embeddings: np.ndarray | RowTable  # (E, d) float32
     node_refs: list[str] | None = None
     edge_refs: list[str] | None = None
 
@@ -70,7 +108,8 @@ class CandidateGraph:
         set_field(self, "node_texts", list(self.node_texts))
         set_field(self, "edge_texts", list(self.edge_texts))
         set_field(self, "node_embeddings", _as_matrix(self.node_embeddings, "node_embeddings"))
-        set_field(self, "edge_embeddings", _as_matrix(self.edge_embeddings, "edge_embeddings"))
+        if not isinstance(self.edge_embeddings, RowTable):
+            set_field(self, "edge_embeddings", _as_matrix(self.edge_embeddings, "edge_embeddings"))
         set_field(self, "edge_src", _as_index_vector(self.edge_src, "edge_src"))
         set_field(self, "edge_dst", _as_index_vector(self.edge_dst, "edge_dst"))
         if self.node_refs is not None:
@@ -200,6 +239,8 @@ class CandidateGraph:
 
     @cached_property
     def distinct_edge_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(self.edge_embeddings, RowTable):
+            return self.edge_embeddings.distinct()
         return distinct_rows(self.edge_embeddings)
 
     @cached_property

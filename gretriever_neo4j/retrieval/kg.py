@@ -20,7 +20,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.records import GraphRecord
-from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.candidates import CandidateGraph, RowTable
 
 UNREACHED = -1
 
@@ -120,8 +120,8 @@ class KnowledgeGraph:
             keys.append(row["key"])
             texts[row["key"]] = row["text"]
             node_refs[row["key"]] = row.get("ref")
-            if with_embeddings:
-                vectors.append(row["embedding"])
+            if with_embeddings:  # float32 at once: a list of Python floats costs 8x, and its memory stays taken
+                vectors.append(None if row["embedding"] is None else np.asarray(row["embedding"], dtype=np.float32))
         triples, refs = [], []
         for row in store.kg_triples(graph):
             triples.append((row["src"], row["text"], row["dst"]))
@@ -137,7 +137,8 @@ class KnowledgeGraph:
                              "(ingest again, or `--reembed`)", field="embedding")
         relation_vectors = store.kg_relation_vectors(graph, kg.relation_texts)
         dim = len(vectors[0]) if vectors else 0  # an empty graph is legal; it has no width to tell
-        node_vectors = np.asarray(vectors, dtype=np.float32).reshape(len(keys), dim)
+        node_vectors = np.stack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
+        del vectors
         rel = np.asarray([relation_vectors[t] for t in kg.relation_texts], dtype=np.float32).reshape(
             len(kg.relation_texts), dim)
         return kg.with_embeddings(node_vectors, rel)
@@ -240,15 +241,16 @@ class KnowledgeGraph:
         if (src < 0).any() or (dst < 0).any():
             raise InvariantError("an edge's endpoint is not among the chosen nodes", field="edges")
         dim = self.dim
+        whole = len(nodes) == self.num_nodes and bool(np.array_equal(nodes, np.arange(self.num_nodes)))
         relation_embeddings = (self.relation_embeddings if self.relation_embeddings is not None
                                else np.zeros((len(self.relation_texts), dim), np.float32))
         return CandidateGraph(
             node_keys=[self.node_keys[i] for i in nodes.tolist()],
             node_texts=[self.node_texts[i] for i in nodes.tolist()],
-            node_embeddings=self.node_embeddings[nodes],
+            node_embeddings=(self.node_embeddings if whole else self.node_embeddings[nodes]),  # no copy of all
             edge_src=src, edge_dst=dst,
             edge_texts=self.edge_texts(edges),
-            edge_embeddings=relation_embeddings[self.relation[edges]],
+            edge_embeddings=RowTable(relation_embeddings, self.relation[edges]),
             edge_refs=self.edge_ids(edges),
             node_refs=None if self.node_refs is None else [self.node_refs[i] for i in nodes.tolist()])
 

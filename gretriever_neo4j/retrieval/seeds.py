@@ -50,11 +50,13 @@ class PreparedRows:
     norms. `cosine(q)` then gives bit-identical scores at the cost of one matrix-vector product."""
 
     def __init__(self, matrix: np.ndarray, distinct: tuple[np.ndarray, np.ndarray] | None = None):
-        matrix = np.asarray(matrix, dtype=np.float32)
-        rows, self.inverse = distinct if distinct is not None else distinct_rows(matrix)
+        if distinct is None:  # (given, the matrix is only asked its width: it may be a candidates.RowTable)
+            matrix = np.asarray(matrix, dtype=np.float32)
+            distinct = distinct_rows(matrix)
+        rows, self.inverse = distinct
         self.rows = rows.astype(np.float64)
         self.norms = np.maximum(np.linalg.norm(self.rows, axis=1), COSINE_EPS) if len(self.rows) else np.zeros(0)
-        self.dim = matrix.shape[1] if matrix.ndim == 2 else 0
+        self.dim = matrix.shape[1] if len(matrix.shape) == 2 else 0
 
     def cosine(self, query: np.ndarray) -> np.ndarray:
         if len(self.inverse) == 0:

@@ -96,3 +96,45 @@ def test_incidence_lists_each_edge_under_both_ends_and_self_loops_once():
     edges, neighbours = incidence.of(1)
     assert edges.tolist() == [0, 1] and neighbours.tolist() == [0, 1]
     assert incidence.of(2)[0].tolist() == [2]
+
+
+def _kg_with_vectors():
+    from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+
+    rng = np.random.default_rng(3)
+    triples = [(f"m{i}", ("directed_by", "starred_actors", "release_year")[i % 3], f"p{i % 7}") for i in range(60)]
+    kg = KnowledgeGraph.from_triples(triples)
+    import dataclasses
+
+    return dataclasses.replace(kg, node_embeddings=rng.normal(size=(kg.num_nodes, 8)).astype(np.float32),
+                               relation_embeddings=rng.normal(size=(len(kg.relation_texts), 8)).astype(np.float32))
+
+
+def test_a_kgs_candidate_graph_holds_one_vector_per_relation_and_reads_like_the_matrix():
+    from gretriever_neo4j.retrieval.candidates import RowTable
+
+    kg = _kg_with_vectors()
+    compact = kg.to_whole_candidate_graph()
+    assert isinstance(compact.edge_embeddings, RowTable)
+    assert compact.edge_embeddings.table.shape == (3, 8)  # three relations, not sixty copies
+    matrix = np.asarray(compact.edge_embeddings)
+    assert matrix.shape == compact.edge_embeddings.shape == (60, 8)
+    assert np.array_equal(matrix, kg.relation_embeddings[kg.relation])
+    assert np.array_equal(compact.edge_embeddings[[5, 1]], matrix[[5, 1]])
+    assert np.array_equal(compact.edge_embeddings[7], matrix[7])
+    dense = CandidateGraph(node_keys=compact.node_keys, node_texts=compact.node_texts,
+                           node_embeddings=compact.node_embeddings, edge_src=compact.edge_src,
+                           edge_dst=compact.edge_dst, edge_texts=compact.edge_texts, edge_embeddings=matrix)
+    for got, want in zip(compact.distinct_edge_embeddings, dense.distinct_edge_embeddings):
+        assert np.array_equal(got, want)
+    question = np.random.default_rng(4).normal(size=8).astype(np.float32)
+    assert np.array_equal(compact.edge_similarity(question), dense.edge_similarity(question))
+    assert np.array_equal(compact.top_edges(question, 10), dense.top_edges(question, 10))
+    assert np.array_equal(compact.subgraph([0, 1], [0]).edge_embeddings, dense.subgraph([0, 1], [0]).edge_embeddings)
+
+
+def test_a_row_table_refuses_rows_out_of_range():
+    from gretriever_neo4j.retrieval.candidates import RowTable
+
+    with pytest.raises(InvariantError):
+        RowTable(np.zeros((2, 4), np.float32), np.asarray([0, 2]))
