@@ -75,6 +75,9 @@ class RowTable:
         matrix = self.table[self.rows]
         return matrix if dtype is None else matrix.astype(dtype, copy=False)
 
+    def tolist(self) -> list[list[float]]:
+        return self.table[self.rows].tolist()
+
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """`seeds.distinct_rows` of the matrix, from the table alone."""
         distinct, inverse = distinct_rows(self.table)
@@ -233,11 +236,13 @@ class CandidateGraph:
 
     # Question-independent work, done once per graph and kept: it dominates the cost on a whole KG.
 
-    @cached_property
+    # Not kept: `prepared_*` keep what scoring needs (float64 rows); a float32 copy of every distinct node row
+    # beside them would cost another 1.5 KB per node.
+    @property
     def distinct_node_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
         return distinct_rows(self.node_embeddings)
 
-    @cached_property
+    @property
     def distinct_edge_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.edge_embeddings, RowTable):
             return self.edge_embeddings.distinct()
@@ -245,7 +250,7 @@ class CandidateGraph:
 
     @cached_property
     def prepared_nodes(self) -> PreparedRows:
-        return PreparedRows(self.node_embeddings, self.distinct_node_embeddings)
+        return PreparedRows(self.node_embeddings)
 
     @cached_property
     def prepared_edges(self) -> PreparedRows:

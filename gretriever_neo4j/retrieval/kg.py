@@ -12,6 +12,7 @@ with the same text shares its relation's vector, as the stored edges do).
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,6 +36,33 @@ class Incident:
     edge: np.ndarray
     neighbour: np.ndarray
     outgoing: np.ndarray
+
+
+class _RowBlocks:
+    """Equal-length float rows appended one by one into float32 blocks, joined once at the end."""
+
+    def __init__(self, block_rows: int = 8192):
+        self.block_rows = block_rows
+        self.blocks: list[np.ndarray] = []
+        self.filled = 0  # rows in the last block
+
+    def append(self, row) -> None:
+        if not self.blocks or self.filled == self.block_rows:
+            self.blocks.append(np.empty((self.block_rows, len(row)), dtype=np.float32))
+            self.filled = 0
+        if len(row) != self.blocks[-1].shape[1]:
+            raise InvariantError(f"a stored vector has {len(row)} values, others {self.blocks[-1].shape[1]}",
+                                 field="embedding")
+        self.blocks[-1][self.filled] = row
+        self.filled += 1
+
+    def matrix(self) -> np.ndarray:
+        if not self.blocks:
+            return np.zeros((0, 0), dtype=np.float32)
+        self.blocks[-1] = self.blocks[-1][:self.filled]
+        joined = np.concatenate(self.blocks) if len(self.blocks) > 1 else self.blocks[0].copy()
+        self.blocks = []
+        return joined
 
 
 @dataclass(frozen=True, eq=False)
@@ -115,30 +143,49 @@ class KnowledgeGraph:
     @classmethod
     def from_store(cls, store, graph: str, *, with_embeddings: bool = True) -> KnowledgeGraph:
         """Streams the stored graph's nodes and triples (`GraphStore.kg_nodes` / `kg_triples`)."""
-        keys, texts, vectors, node_refs = [], {}, [], {}
+        keys, texts, node_refs = [], {}, {}
+        vectors = _RowBlocks()  # float32 rows in large blocks: a list of Python floats (or of small arrays)
+        missing = []            # per node costs several times the vector, and its memory stays taken
         for row in store.kg_nodes(graph, with_embeddings=with_embeddings):
             keys.append(row["key"])
             texts[row["key"]] = row["text"]
             node_refs[row["key"]] = row.get("ref")
-            if with_embeddings:  # float32 at once: a list of Python floats costs 8x, and its memory stays taken
-                vectors.append(None if row["embedding"] is None else np.asarray(row["embedding"], dtype=np.float32))
-        triples, refs = [], []
+            if with_embeddings:
+                if row["embedding"] is None:
+                    missing.append(row["key"])
+                elif not missing:
+                    vectors.append(row["embedding"])
+        # Triples become ids as they stream in (as `from_triples` numbers them: the nodes' order, then new keys
+        # as met; relations as met), so no list of string tuples is ever held for the whole graph.
+        key_index = {key: i for i, key in enumerate(keys)}
+        all_keys = list(keys)
+        relation_index: dict[str, int] = {}
+        head, relation, tail = array("q"), array("q"), array("q")
+        refs = []
         for row in store.kg_triples(graph):
-            triples.append((row["src"], row["text"], row["dst"]))
+            for key in (row["src"], row["dst"]):
+                if key not in key_index:
+                    key_index[key] = len(all_keys)
+                    all_keys.append(key)
+            head.append(key_index[row["src"]])
+            relation.append(relation_index.setdefault(row["text"], len(relation_index)))
+            tail.append(key_index[row["dst"]])
             refs.append(row["ref"])
-        kg = cls.from_triples(triples, node_texts=texts, nodes=keys, edge_refs=refs)
+        del key_index
+        kg = cls(node_keys=all_keys, node_texts=[texts.get(k, k) for k in all_keys],
+                 relation_texts=list(relation_index), head=np.frombuffer(head, dtype=np.int64),
+                 relation=np.frombuffer(relation, dtype=np.int64), tail=np.frombuffer(tail, dtype=np.int64),
+                 edge_refs=refs)
         if all(node_refs.get(k) is not None for k in kg.node_keys):
             kg = dataclasses.replace(kg, node_refs=[node_refs[k] for k in kg.node_keys])
         if not with_embeddings:
             return kg
-        missing = [key for key, vector in zip(keys, vectors) if vector is None]
         if missing:
             raise InputError(f"{len(missing)} stored node(s) have no vector, e.g. {missing[0]!r}; re-embed them "
                              "(ingest again, or `--reembed`)", field="embedding")
         relation_vectors = store.kg_relation_vectors(graph, kg.relation_texts)
-        dim = len(vectors[0]) if vectors else 0  # an empty graph is legal; it has no width to tell
-        node_vectors = np.stack(vectors) if vectors else np.zeros((0, dim), dtype=np.float32)
-        del vectors
+        node_vectors = vectors.matrix()
+        dim = node_vectors.shape[1]  # an empty graph is legal; its width is 0
         rel = np.asarray([relation_vectors[t] for t in kg.relation_texts], dtype=np.float32).reshape(
             len(kg.relation_texts), dim)
         return kg.with_embeddings(node_vectors, rel)

@@ -45,17 +45,32 @@ def cosine_to_query(embeddings: np.ndarray, query: np.ndarray,
     return (rows @ q / norms)[inverse]
 
 
+EXACT_TOP = 4096  # rows per question scored in float64 (see PreparedRows.row_cosine)
+
+
 class PreparedRows:
-    """`cosine_to_query`'s question-independent half, kept per graph: the distinct rows in float64 with their
-    norms. `cosine(q)` then gives bit-identical scores at the cost of one matrix-vector product."""
+    """`cosine_to_query`'s question-independent half, kept per graph: the distinct rows (float32, the matrix
+    itself when its rows are all distinct, so nothing is copied) and their float64 norms.
+
+    `row_cosine(q)` scores every row with one float32 matrix-vector product, then scores again in float64, as
+    `cosine_to_query` does, the `EXACT_TOP` best rows: those are the ones seeds and prizes are taken from, and
+    there the ranks are exact (after `round_scores`). A graph of at most `EXACT_TOP` distinct rows is scored
+    exactly throughout. Keeping float64 rows instead would cost 3 KB per node of a 384-d graph."""
 
     def __init__(self, matrix: np.ndarray, distinct: tuple[np.ndarray, np.ndarray] | None = None):
         if distinct is None:  # (given, the matrix is only asked its width: it may be a candidates.RowTable)
-            matrix = np.asarray(matrix, dtype=np.float32)
-            distinct = distinct_rows(matrix)
+            matrix = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32))
+            first, inverse = _first_of_equal_rows(matrix)
+            if len(first) > len(matrix) // 2:  # mostly distinct (node vectors): the matrix is its own table,
+                distinct = (matrix, first[inverse])  # each row scored as its first equal row is: no copy
+            else:
+                distinct = (matrix[first], inverse)
         rows, self.inverse = distinct
-        self.rows = rows.astype(np.float64)
-        self.norms = np.maximum(np.linalg.norm(self.rows, axis=1), COSINE_EPS) if len(self.rows) else np.zeros(0)
+        self.rows = np.ascontiguousarray(rows, dtype=np.float32)
+        self.norms = np.zeros(len(self.rows))
+        for start in range(0, len(self.rows), 16384):  # float64 norms without a float64 copy of the rows
+            block = self.rows[start:start + 16384].astype(np.float64)
+            self.norms[start:start + len(block)] = np.maximum(np.linalg.norm(block, axis=1), COSINE_EPS)
         self.dim = matrix.shape[1] if len(matrix.shape) == 2 else 0
 
     def cosine(self, query: np.ndarray) -> np.ndarray:
@@ -69,19 +84,30 @@ class PreparedRows:
         if q.shape[0] != self.dim:
             raise InputError(f"question embedding has dimension {q.shape[0]}, graph embeddings {self.dim}",
                              field="question_embedding")
-        q = q.astype(np.float64)
-        norms = self.norms * max(float(np.linalg.norm(q)), COSINE_EPS)
-        return self.rows @ q / norms
+        q64 = q.astype(np.float64)
+        norms = self.norms * max(float(np.linalg.norm(q64)), COSINE_EPS)
+        if len(self.rows) <= EXACT_TOP:
+            return self.rows.astype(np.float64) @ q64 / norms
+        scores = (self.rows @ q).astype(np.float64) / norms
+        top = np.argpartition(-scores, EXACT_TOP)[:EXACT_TOP]
+        scores[top] = self.rows[top].astype(np.float64) @ q64 / norms[top]
+        return scores
 
 
 def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(distinct rows, index of each row's distinct row): `distinct[inverse]` rebuilds `matrix`."""
     matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+    first, inverse = _first_of_equal_rows(matrix)
+    return matrix[first], inverse
+
+
+def _first_of_equal_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(index of the first row of each distinct row, in byte order; each row's distinct row)."""
     if matrix.shape[0] == 0:
-        return matrix, np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     as_bytes = matrix.view(np.dtype((np.void, matrix.dtype.itemsize * matrix.shape[1])))
     _, first, inverse = np.unique(as_bytes.reshape(-1), return_index=True, return_inverse=True)
-    return matrix[first], inverse.reshape(-1)
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64)
 
 
 def rank_top(scores: np.ndarray | Sequence[float], keys: Sequence[str], k: int) -> np.ndarray:

@@ -110,3 +110,19 @@ def test_top_edges_by_distinct_row_equals_ranking_every_edge():
     for k in (0, 1, 5, 17, 40, 60, 99):
         expected = rank_top_by_rank(graph.edge_similarity(q), graph.edge_rank_key_ranks, k)
         assert graph.top_edges(q, k).tolist() == expected.tolist()
+
+
+def test_prepared_rows_score_the_best_rows_exactly_and_copy_no_node_vectors():
+    from gretriever_neo4j.retrieval.seeds import EXACT_TOP, PreparedRows, cosine_to_query
+
+    rng = np.random.default_rng(5)
+    matrix = rng.normal(size=(EXACT_TOP * 2 + 100, 16)).astype(np.float32)
+    matrix[7] = matrix[3]  # equal vectors (two nodes with one text) must tie exactly
+    prepared = PreparedRows(matrix)
+    assert prepared.rows is matrix  # mostly distinct rows: the matrix is its own table
+    query = rng.normal(size=16).astype(np.float32)
+    got, want = prepared.cosine(query), cosine_to_query(matrix, query)
+    best = np.argsort(-want)[:EXACT_TOP - 1]
+    assert np.array_equal(got[best], want[best])  # seeds and prizes come from here: exact
+    assert np.abs(got - want).max() < 1e-5  # the rest: float32 products
+    assert got[7] == got[3]
