@@ -28,7 +28,7 @@ from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
 from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.settings import Neo4jSettings
 from gretriever_neo4j.store.driver import open_driver, said_unavailable
-from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, vectors_param, with_cos
+from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, record_dict, vectors_param, with_cos
 from gretriever_neo4j.store.statistics import tally_statistics
 
 __all__ = ["FULLTEXT_INDEX", "NODE_VECTOR_INDEX", "REL_VECTOR_INDEX", "GraphStore", "WriteBatch", "connected",
@@ -58,7 +58,7 @@ class GraphStore:
         query = cypher.load(name)
         records, _, _ = self._driver.execute_query(
             query.text, query.bind(**params), database_=self.database, routing_=neo4j.RoutingControl.READ)
-        return [record.data() for record in records]
+        return [record_dict(record) for record in records]
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
@@ -66,7 +66,7 @@ class GraphStore:
         query = cypher.load(name)
         records, _, _ = self._driver.execute_query(
             query.text, query.bind(**params), database_=self.database, routing_=neo4j.RoutingControl.WRITE)
-        return [record.data() for record in records]
+        return [record_dict(record) for record in records]
 
     # -- schema -----------------------------------------------------------------------------------
     def embedder_info(self) -> tuple[str, int] | None:
@@ -422,7 +422,7 @@ class GraphStore:
         with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
                                   fetch_size=5000) as session:
             for record in session.run(query.text, query.bind(**params)):
-                yield record.data()
+                yield record_dict(record)
 
 
 for _name, _method in list(vars(GraphStore).items()):
