@@ -8,6 +8,7 @@ exactly its subgraph in Neo4j Browser (`retrievers.base.Recorder`).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -25,6 +26,7 @@ from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_sin
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
 # the cut even where Java and numpy round a cosine differently in its last bits.
 _FANOUT_MARGIN = 8
+RELATIONS_TTL_S = 60.0
 
 
 class StaticRetriever:
@@ -36,6 +38,8 @@ class StaticRetriever:
     def __init__(self, context: RetrievalContext):
         self.context = context
         self.store, self.embedder = context.store, context.embedder
+        self._relations: dict[str, tuple[float, list[str], np.ndarray]] = {}  # graph -> (when, texts, unit rows)
+        self._relations_lock = threading.Lock()
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
@@ -55,7 +59,8 @@ class StaticRetriever:
             seeds = self._seeds(vector, graph, params)
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
             started = time.perf_counter()
-            candidate = self._neighbourhood(graph, vector, seeds, params)
+            relation_cos = self._relation_cos(graph, vector) if info["kind"] == "kg" else None
+            candidate = self._neighbourhood(graph, vector, seeds, params, relation_cos)
             timings["neighbourhood"] = ms_since(started)
 
         result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
@@ -87,14 +92,37 @@ class StaticRetriever:
                           [e["src"] for e in edges], [e["text"] for e in edges], [e["dst"] for e in edges],
                           [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
 
-    def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str],
-                       params: RetrievalParams) -> ScoredCandidateGraph:
-        """Expansion with similarities computed in Cypher: no vector travels to the client for PCST."""
+    def _relation_cos(self, graph: str, vector: np.ndarray) -> dict[str, float]:
+        """The question's cosine to every relation text of a KG, from the stored relation vectors (read once per
+        graph and kept for `RELATIONS_TTL_S`: a text added since is scored in Cypher, so a stale table is never
+        wrong, only slower)."""
+        with self._relations_lock:
+            known = self._relations.get(graph)
+        if known is None or time.monotonic() - known[0] > RELATIONS_TTL_S:
+            texts = self.store.kg_relation_texts(graph)
+            stored = self.store.kg_relation_vectors(graph, texts)
+            texts = [t for t in texts if stored.get(t) is not None]
+            rows = np.asarray([stored[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
+            rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+            known = (time.monotonic(), texts, rows)
+            with self._relations_lock:
+                self._relations[graph] = known
+        _, texts, rows = known
+        if not texts:
+            return {}
+        query = np.asarray(vector, dtype=np.float64).reshape(-1)
+        cos = rows @ (query / max(float(np.linalg.norm(query)), 1e-12))
+        return dict(zip(texts, cos.tolist()))
+
+    def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str], params: RetrievalParams,
+                       relation_cos: Mapping[str, float] | None = None) -> ScoredCandidateGraph:
+        """Expansion with similarities computed in Cypher (relation texts' from `relation_cos` where given): no
+        vector travels to the client for PCST."""
         nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
         edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
 
         def incident(frontier: list[str]) -> dict[str, list[IncidentEdge]]:
-            rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN)
+            rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN, relation_cos)
             ordered = {}
             for key, row in rows.items():
                 nodes[key] = (row["text"], row["cos"], row["ref"])

@@ -17,7 +17,7 @@ Stored model:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -191,13 +191,16 @@ class GraphStore:
         return [with_cos(row) for row in self.read(by_scan, k=k, vector=query_vector, graph=graph)]
 
     def incident_edges(self, graph: str, frontier: Sequence[str], vector: np.ndarray,
-                       fanout: int) -> dict[str, dict[str, Any]]:
+                       fanout: int, relation_cos: Mapping[str, float] | None = None) -> dict[str, dict[str, Any]]:
         """For each frontier node: its text and cosine to the question, and its best `fanout` incident edges with
-        the cosines of the edge and of the neighbour (ordering in cypher/neighbourhood_incident)."""
+        the cosines of the edge and of the neighbour (ordering in cypher/neighbourhood_incident).
+        `relation_cos`: the question's cosine to relation texts the caller already knows (not read again)."""
         if not frontier:
             return {}
+        scores = None if relation_cos is None else {t: (1.0 + float(c)) / 2.0 for t, c in relation_cos.items()}
         rows = self.read("neighbourhood_incident", graph=graph, frontier=list(frontier),
-                         vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout))
+                         vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout),
+                         relation_scores=scores)
         return {row["key"]: {
             "text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"]),
             "incident": [{**e, "edge_cos": cos_of_score(e["edge_score"]),
