@@ -13,6 +13,10 @@ right 6.5% of the time. A signature here scores as
   + reading    the similarity of the question to the signature read as a question, "what is the in language
                of the things directed by X" (order and direction: which relation is asked for, which is the way).
 
+A named hop beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
+a signature whose last step runs against an edge's direction (what points at the way so far) costs
+`WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films).
+
 Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
 precision only, and cached by text (it does not depend on the question). Everything is a pure function of
 texts and an `embed(texts) -> (n, d)` callable.
@@ -33,6 +37,8 @@ Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
 SHORTLIST = 24
 HOP_COST = 0.03  # per named hop beyond the first: a longer path must explain more of the question to win
+WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
+WHO = frozenset({"who", "whom", "whose"})
 
 
 def content_words(masked_question: str) -> list[str]:
@@ -99,6 +105,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     if not used:
         return out
     words = content_words(masked_question) or ["thing"]
+    asks_who = bool(WHO & set(analyzer_tokens(masked_question)[:3]))
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]
     relations = vectors(humanized)
@@ -111,6 +118,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         ids = sorted({int(r) for r, _ in signatures[s]})
         hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
         first[i] = word_relation[:, ids].max(axis=1).mean() + mention[ids].min() - hop_cost * max(hops - 1, 0)
+        if asks_who and signatures[s][-1][1] != FORWARD:
+            first[i] -= WHO_BACKWARD_COST
     order = np.argsort(-first, kind="stable")
     short = order[:shortlist]
     out[used] = first - 10.0  # below every shortlisted score (those add a similarity in [-1, 1])

@@ -76,3 +76,15 @@ def test_text_vectors_embed_each_text_once_and_stay_bounded():
     assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
     vectors(["e", "f", "g", "h"])
     assert len(vectors._known) == 3
+
+
+def test_who_asks_for_a_relations_value_not_for_what_points_at_the_anchor(vectors):
+    from gretriever_neo4j.reader.coverage import WHO_BACKWARD_COST
+
+    films_of = ((STARRED, BACKWARD),)  # the films X starred in
+    co_stars = ((STARRED, BACKWARD), (STARRED, FORWARD))  # their actors
+    vector = FakeEmbedder().embed(["starred actors X"])[0]
+    plain = coverage_scores("starred actors with X", vector, [films_of, co_stars], RELATIONS, vectors)
+    who = coverage_scores("who starred actors with X", vector, [films_of, co_stars], RELATIONS, vectors)
+    assert who[1] == pytest.approx(plain[1])
+    assert who[0] == pytest.approx(plain[0] - WHO_BACKWARD_COST)
