@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.ingest.graphs import ingest
-from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
+from gretriever_neo4j.records import QuestionRecord
 
 from cli_helpers import gqa
+from movie_kg import director, film_titles, movie_graph, year
 
 pytestmark = pytest.mark.neo4j
 REPO = Path(__file__).resolve().parents[2]
@@ -42,19 +43,13 @@ def test_quickstart_question_names_franklins_inventions_and_nothing_else(store, 
 
 
 def _movie_kg(prefix: str, movies: int = 30) -> list:
-    people = [f"Director {i}" for i in range(10)]
-    titles = [f"Film {chr(65 + i // 10)}{i % 10}" for i in range(movies)]
-    edges = [Edge(m, "directed_by", people[i % 10]) for i, m in enumerate(titles)]
-    edges += [Edge(m, "release_year", str(1990 + i % 7)) for i, m in enumerate(titles)]
-    nodes = [Node(n, n) for n in people + titles + [str(1990 + y) for y in range(7)]]
-    records = [GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=nodes, edges=edges)]
-    for i, movie in enumerate(titles):
+    records = [movie_graph(prefix, movies, directors=10)]
+    for i, movie in enumerate(film_titles(movies)):
         split = "train" if i < 22 else "val"
         records.append(QuestionRecord(qid=f"d{i}", dataset=prefix, text=f"who directed [{movie}]",
-                                      answers=[people[i % 10]], split=split, graph_id=prefix, topic_entities=[movie]))
+                                      answers=[director(i, 10)], split=split, graph_id=prefix, topic_entities=[movie]))
         records.append(QuestionRecord(qid=f"y{i}", dataset=prefix, text=f"when was [{movie}] released",
-                                      answers=[str(1990 + i % 7)], split=split, graph_id=prefix,
-                                      topic_entities=[movie]))
+                                      answers=[year(i)], split=split, graph_id=prefix, topic_entities=[movie]))
     return records
 
 

@@ -9,9 +9,10 @@ import json
 import pytest
 
 from gretriever_neo4j.ingest.graphs import ingest
-from gretriever_neo4j.records import Edge, GraphRecord, Node
+from gretriever_neo4j.records import GraphRecord, Node
 
 from cli_helpers import gqa
+from movie_kg import movie_graph
 
 pytestmark = pytest.mark.neo4j
 
@@ -26,12 +27,7 @@ def cli_env(neo4j_settings, tmp_path, monkeypatch):
 
 
 def _movies(prefix: str, movies: int = 24) -> list:
-    people = [f"Director {i}" for i in range(8)]
-    titles = [f"Film {chr(65 + i // 10)}{i % 10}" for i in range(movies)]
-    edges = [Edge(m, "directed_by", people[i % 8]) for i, m in enumerate(titles)]
-    edges += [Edge(m, "release_year", str(1990 + i % 7)) for i, m in enumerate(titles)]
-    nodes = [Node(n, n) for n in people + titles + [str(1990 + y) for y in range(7)]]
-    return [GraphRecord(graph_id=prefix, dataset=prefix, kind="kg", nodes=nodes, edges=edges)]
+    return [movie_graph(prefix, movies, directors=8)]
 
 
 def test_unknown_graph_and_graph_without_edges_are_clear_errors(store, embedder, cli_env):
