@@ -162,10 +162,6 @@ class ZeroShotReader:
         config = PathConfig()
         anchors = list(anchors)
         found = walks(view, anchors, self.max_hops) if anchors else walks(view, [], 1)
-        relation_vectors = view.relation_vectors
-        if self.relations is not None and view.relation_texts:
-            relation_vectors = self.relations.vectors(view.relation_texts)
-        relation_similarity = _similarities(view, question_vector, relation_vectors)
         opaque = np.asarray([is_opaque(t) for t in view.node_texts], dtype=bool)
         # a step (relation, direction) leads to opaque nodes when most edges of that relation do so
         lands_opaque = set()
@@ -186,6 +182,10 @@ class ZeroShotReader:
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque)
         else:
+            relation_vectors = view.relation_vectors
+            if self.relations is not None and view.relation_texts:
+                relation_vectors = self.relations.vectors(view.relation_texts)
+            relation_similarity = _similarities(view, question_vector, relation_vectors)
             baseline = ((float(np.mean(relation_similarity)) if len(relation_similarity) else 0.0)
                         + config.baseline_margin)
             sig_scores = signature_scores(found.signatures, relation_similarity, lands_opaque, baseline, config)

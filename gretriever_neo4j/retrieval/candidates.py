@@ -236,13 +236,7 @@ class CandidateGraph:
 
     # Question-independent work, done once per graph and kept: it dominates the cost on a whole KG.
 
-    # Not kept: `prepared_*` keep what scoring needs (float64 rows); a float32 copy of every distinct node row
-    # beside them would cost another 1.5 KB per node.
-    @property
-    def distinct_node_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
-        return distinct_rows(self.node_embeddings)
-
-    @property
+    @property  # not kept: `prepared_edges` keeps what scoring needs
     def distinct_edge_embeddings(self) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(self.edge_embeddings, RowTable):
             return self.edge_embeddings.distinct()

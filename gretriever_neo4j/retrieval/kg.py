@@ -112,7 +112,7 @@ class KnowledgeGraph:
         relation_index: dict[str, int] = {}
         for key in nodes:
             key_index.setdefault(key, len(key_index))
-        head, relation, tail = [], [], []
+        head, relation, tail = array("q"), array("q"), array("q")  # 8 bytes an id, not a Python int's 36
         for i, triple in enumerate(triples):
             if len(triple) != 3 or not all(isinstance(part, str) for part in triple):
                 raise InputError(f"expected (head, relation, tail) strings, got {triple!r}", field=f"triples[{i}]")
@@ -123,8 +123,8 @@ class KnowledgeGraph:
         keys = list(key_index)
         texts = node_texts or {}
         return cls(node_keys=keys, node_texts=[texts.get(k, k) for k in keys], relation_texts=list(relation_index),
-                   head=np.asarray(head, dtype=np.int64), relation=np.asarray(relation, dtype=np.int64),
-                   tail=np.asarray(tail, dtype=np.int64),
+                   head=np.frombuffer(head, dtype=np.int64), relation=np.frombuffer(relation, dtype=np.int64),
+                   tail=np.frombuffer(tail, dtype=np.int64),
                    edge_refs=None if edge_refs is None else list(edge_refs))
 
     @classmethod
@@ -155,27 +155,14 @@ class KnowledgeGraph:
                     missing.append(row["key"])
                 elif not missing:
                     vectors.append(row["embedding"])
-        # Triples become ids as they stream in (as `from_triples` numbers them: the nodes' order, then new keys
-        # as met; relations as met), so no list of string tuples is ever held for the whole graph.
-        key_index = {key: i for i, key in enumerate(keys)}
-        all_keys = list(keys)
-        relation_index: dict[str, int] = {}
-        head, relation, tail = array("q"), array("q"), array("q")
-        refs = []
-        for row in store.kg_triples(graph):
-            for key in (row["src"], row["dst"]):
-                if key not in key_index:
-                    key_index[key] = len(all_keys)
-                    all_keys.append(key)
-            head.append(key_index[row["src"]])
-            relation.append(relation_index.setdefault(row["text"], len(relation_index)))
-            tail.append(key_index[row["dst"]])
-            refs.append(row["ref"])
-        del key_index
-        kg = cls(node_keys=all_keys, node_texts=[texts.get(k, k) for k in all_keys],
-                 relation_texts=list(relation_index), head=np.frombuffer(head, dtype=np.int64),
-                 relation=np.frombuffer(relation, dtype=np.int64), tail=np.frombuffer(tail, dtype=np.int64),
-                 edge_refs=refs)
+        refs: list[str] = []
+
+        def triples():  # streamed into ids by `from_triples`: no list of string tuples for the whole graph
+            for row in store.kg_triples(graph):
+                refs.append(row["ref"])
+                yield row["src"], row["text"], row["dst"]
+
+        kg = cls.from_triples(triples(), node_texts=texts, nodes=keys, edge_refs=refs)
         if all(node_refs.get(k) is not None for k in kg.node_keys):
             kg = dataclasses.replace(kg, node_refs=[node_refs[k] for k in kg.node_keys])
         if not with_embeddings:
