@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("prepared_nodes", "prepared_edges", "node_key_ranks", "edge_rank_key_ranks", "incidence", "edge_text_ranks",
-         "edge_id_ranks", "key_to_index", "edge_id_to_index")
 
 
 def rss_mib() -> float:
@@ -35,6 +33,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+    from gretriever_neo4j.retrievers.cached import PREPARED
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 
@@ -49,7 +48,7 @@ def main() -> None:
         candidate = kg.to_whole_candidate_graph()
         gc.collect()
         row["parts_mib"]["candidate_graph"] = rss_mib() - before
-        for part in PARTS:
+        for part in PREPARED:
             before = rss_mib()
             getattr(candidate, part)
             gc.collect()

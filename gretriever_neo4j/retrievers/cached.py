@@ -44,10 +44,14 @@ class CachedGraph:
     extras_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
+# The question-independent structures of a whole candidate graph (cached properties), computed at load.
+PREPARED = ("prepared_nodes", "prepared_edges", "node_key_ranks", "edge_rank_key_ranks", "incidence",
+            "edge_text_ranks", "edge_id_ranks", "key_to_index", "edge_id_to_index")
+
+
 def warm(candidate: CandidateGraph) -> None:
     """Compute the question-independent structures once, before the first question pays for them."""
-    for name in ("prepared_nodes", "prepared_edges", "node_key_ranks", "edge_rank_key_ranks", "incidence",
-                 "edge_text_ranks", "edge_id_ranks", "key_to_index", "edge_id_to_index"):
+    for name in PREPARED:
         getattr(candidate, name)
 
 

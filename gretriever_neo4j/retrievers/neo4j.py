@@ -26,7 +26,6 @@ from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_sin
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
 # the cut even where Java and numpy round a cosine differently in its last bits.
 _FANOUT_MARGIN = 8
-RELATIONS_TTL_S = 60.0
 
 
 class StaticRetriever:
@@ -38,7 +37,7 @@ class StaticRetriever:
     def __init__(self, context: RetrievalContext):
         self.context = context
         self.store, self.embedder = context.store, context.embedder
-        self._relations: dict[str, tuple[float, list[str], np.ndarray]] = {}  # graph -> (when, texts, unit rows)
+        self._relations: dict[str, tuple[Any, list[str], np.ndarray]] = {}  # graph -> (version, texts, unit rows)
         self._relations_lock = threading.Lock()
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
@@ -93,18 +92,19 @@ class StaticRetriever:
                           [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
 
     def _relation_cos(self, graph: str, vector: np.ndarray) -> dict[str, float]:
-        """The question's cosine to every relation text of a KG, from the stored relation vectors (read once per
-        graph and kept for `RELATIONS_TTL_S`: a text added since is scored in Cypher, so a stale table is never
-        wrong, only slower)."""
+        """The question's cosine to every relation text of a KG, from the stored relation vectors, read again only
+        when the graph's version moved (a write since): its relation texts are a scan of every edge. A text the
+        table lacks is scored in Cypher, so a table a write behind is never wrong, only slower."""
+        version = self.store.graph_version(graph)
         with self._relations_lock:
             known = self._relations.get(graph)
-        if known is None or time.monotonic() - known[0] > RELATIONS_TTL_S:
+        if known is None or known[0] != version:
             texts = self.store.kg_relation_texts(graph)
             stored = self.store.kg_relation_vectors(graph, texts)
             texts = [t for t in texts if stored.get(t) is not None]
             rows = np.asarray([stored[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
             rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-            known = (time.monotonic(), texts, rows)
+            known = (version, texts, rows)
             with self._relations_lock:
                 self._relations[graph] = known
         _, texts, rows = known
