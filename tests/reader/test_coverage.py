@@ -88,3 +88,31 @@ def test_who_asks_for_a_relations_value_not_for_what_points_at_the_anchor(vector
     who = coverage_scores("who starred actors with X", vector, [films_of, co_stars], RELATIONS, vectors)
     assert who[1] == pytest.approx(plain[1])
     assert who[0] == pytest.approx(plain[0] - WHO_BACKWARD_COST)
+
+
+def test_round_trips_are_consecutive_steps_out_and_back_along_one_relation():
+    from gretriever_neo4j.reader.coverage import round_trips
+
+    assert round_trips([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)]) == {DIRECTED}
+    assert round_trips([(DIRECTED, FORWARD), (DIRECTED, FORWARD)]) == set()  # onwards, not back
+    assert round_trips([(DIRECTED, FORWARD), (STARRED, BACKWARD), (DIRECTED, BACKWARD)]) == set()
+
+
+def test_a_relation_is_named_twice_by_two_words_for_one_of_its_words_not_by_two_of_its_words(vectors):
+    from gretriever_neo4j.reader.coverage import named_twice
+
+    humanized = ["directed by", "release year"]
+    # (similarities as the question's words would have them: each word clearly names one relation)
+    words = ["directed", "director", "release", "years"]
+    word_relation = np.asarray([[0.8, 0.1], [0.6, 0.1], [0.1, 0.7], [0.1, 0.5]])
+    assert named_twice(words, word_relation, humanized, vectors) == {0}
+    vague = np.asarray([[0.8, 0.1], [0.42, 0.40], [0.1, 0.7], [0.1, 0.5]])  # "director" names neither clearly
+    assert named_twice(words, vague, humanized, vectors) == set()
+
+
+def test_going_out_and_back_wins_only_when_the_question_asks_what_is_shared(vectors):
+    directors = ((DIRECTED, FORWARD),)
+    their_films = ((DIRECTED, FORWARD), (DIRECTED, BACKWARD))
+    assert best("which films share the directed by of X", [directors, their_films], vectors) == their_films
+    assert best("which films have the same directed by as X", [directors, their_films], vectors) == their_films
+    assert best("the directed by of X", [directors, their_films], vectors) == directors
