@@ -116,3 +116,47 @@ def test_going_out_and_back_wins_only_when_the_question_asks_what_is_shared(vect
     assert best("which films share the directed by of X", [directors, their_films], vectors) == their_films
     assert best("which films have the same directed by as X", [directors, their_films], vectors) == their_films
     assert best("the directed by of X", [directors, their_films], vectors) == directors
+
+
+class TableEmbedder:
+    """Given vectors for some texts (relations, question words); any other text (a signature read as a
+    question) gets the fake trigram vector, the same for every signature's reading to compare fairly."""
+
+    def __init__(self, table):
+        self.table = {k: np.asarray(v, np.float32) for k, v in table.items()}
+        self.dim = len(next(iter(self.table.values())))
+
+    def embed(self, texts):
+        return np.stack([self.table.get(t, np.full(self.dim, 0.1, np.float32)) for t in texts])
+
+
+def test_a_word_near_every_relation_names_none_and_explains_no_extra_hop():
+    # "films" is near all three relations, a little nearer to `starred actors`; "wrote" names `written by`
+    table = {"directed by": [1, 0, 0, 0], "starred actors": [0, 1, 0, 0], "written by": [0, 0, 1, 0],
+             "films": [0.5, 0.62, 0.45, 0.4], "wrote": [0.1, 0.1, 0.95, 0.3]}
+    vectors = TextVectors(TableEmbedder(table).embed)
+    relations = ["directed_by", "starred_actors", "written_by"]
+    films_written = ((2, BACKWARD),)
+    their_actors = ((2, BACKWARD), (1, FORWARD))
+    question = "which films X wrote"
+    scores = coverage_scores(question, None, [films_written, their_actors], relations, vectors)
+    assert np.argmax(scores) == 0
+
+
+def test_a_relation_named_clearly_enough_is_named_however_much_more_sharply_another_is():
+    from gretriever_neo4j.reader import coverage
+
+    table = {"directed by": [1, 0, 0], "written by": [0, 0, 1], "starred actors": [0, 1, 0],
+             "writers": [0.3, 0.3, 0.7], "directed": [1, 0, 0], "films": [0.5, 0.62, 0.45]}
+    vectors = TextVectors(TableEmbedder(table).embed)
+    relations = ["directed_by", "starred_actors", "written_by"]
+    films = ((0, BACKWARD),)
+    their_writers = ((0, BACKWARD), (2, FORWARD))
+    question = "the writers of the films directed by X"
+    assert np.argmax(coverage_scores(question, None, [films, their_writers], relations, vectors)) == 1
+    saved = coverage.MENTION_CAP
+    try:  # uncapped, "directed" names its relation so much better that stopping at the films wins
+        coverage.MENTION_CAP = 9.0
+        assert np.argmax(coverage_scores(question, None, [films, their_writers], relations, vectors)) == 0
+    finally:
+        coverage.MENTION_CAP = saved
