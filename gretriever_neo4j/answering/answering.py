@@ -165,7 +165,8 @@ class Answering:
                 return self._readers[graph]
             if path is None:
                 trained = load_trained(graph)
-                if trained is not None and trained.reader:
+                if (trained is not None and trained.reader
+                        and trained.details.get("reader_choice", {}).get("reader") != "zero-shot"):
                     check_embedder(trained, self.embedder.name)
                     path = str(trained.path("reader"))
             if path is None:

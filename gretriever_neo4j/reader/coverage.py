@@ -45,18 +45,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.relation_paths import FORWARD, humanize_relation
+from gretriever_neo4j.retrieval.relation_paths import FORWARD, SHARING_WORDS, humanize_relation
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
 SHORTLIST = 24
-HOP_COST = 0.03  # per named hop beyond the first: a longer path must explain more of the question to win
+HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win
 WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
 WHO = frozenset({"who", "whom", "whose"})
 ROUND_TRIP = 0.15
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
-SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co"})
 NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
 NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
 

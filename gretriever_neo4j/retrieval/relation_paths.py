@@ -52,6 +52,18 @@ def humanize_relation(text: str) -> str:
     return " ".join(" ".join(parts).split()) or text
 
 
+ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
+SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co"})
+
+
+def asks_what_is_shared(question: str) -> bool:
+    """Whether the question says something is shared ("same", "share", "also", "together", ...): then a path
+    out and back along one relation (the other films of X's actors) is what it asks for."""
+    from gretriever_neo4j.retrieval.linking import analyzer_tokens
+
+    return bool(SHARING_WORDS & set(analyzer_tokens(question)))
+
+
 @dataclass(frozen=True)
 class PathConfig:
     max_hops: int = 3  # named hops (steps that end on an opaque node do not count)
@@ -104,10 +116,12 @@ def step_score(similarity: np.ndarray, baseline: float) -> np.ndarray:
 
 def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque: Callable[[np.ndarray], np.ndarray],
                relation_similarity: Callable[[np.ndarray], np.ndarray], config: PathConfig = PathConfig(),
-               baseline: float | None = None) -> PathBeam:
+               baseline: float | None = None, round_trip_gain: float | None = None) -> PathBeam:
     """The beam (see the module docstring). `incident(nodes) -> Incident` and `triples(edges) -> (head, relation,
     tail)` come from a GraphSource; `opaque(nodes) -> bool array`; `relation_similarity(relation ids) -> array`
-    is the question's similarity to each relation's text. `baseline` None: the first step's mean + margin."""
+    is the question's similarity to each relation's text. `baseline` None: the first step's mean + margin.
+    `round_trip_gain`: what a step back along the relation just taken earns (the question asks what is shared:
+    "films that share actors with X"); None: it is a repeat like any other."""
     seeds = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist())), dtype=np.int64)
     paths: list[tuple[Step, ...]] = [()]
     path_id: dict[tuple[Step, ...], int] = {(): 0}
@@ -162,6 +176,8 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
                 paths.append(extended)
                 repeated = any(r == code // 2 for r, _ in paths[parent])
                 gain = -config.repeat_penalty if repeated else float(similarity[i] - baseline)
+                if round_trip_gain is not None and paths[parent] and paths[parent][-1] == (code // 2, 1 - code % 2):
+                    gain = round_trip_gain
                 scores.append(scores[parent] + gain)
                 hops.append(hops[parent])
                 level_of[path_id[extended]] = step
@@ -352,9 +368,9 @@ class PathRetrieval:
 
 
 def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relations: RelationTexts,
-                   config: PathConfig = PathConfig()) -> PathRetrieval:
+                   config: PathConfig = PathConfig(), round_trip_gain: float | None = None) -> PathRetrieval:
     """The beam over a GraphSource from seed node ids, scored against `question_vector` (the question with its
-    entities masked), and the chosen edges and nodes (seeds first)."""
+    entities masked), and the chosen edges and nodes (seeds first); `round_trip_gain` as in `beam_paths`."""
     started = time.perf_counter()
     texts_of = source_relation_texts(source)
     similarity_cache: dict[int, float] = {}
@@ -377,7 +393,7 @@ def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relat
         return np.fromiter((opaque_cache[n] for n in nodes.tolist()), dtype=bool, count=len(nodes))
 
     beam = beam_paths(np.asarray(seeds, dtype=np.int64), source.incident, source.triples, opaque,
-                      relation_similarity, config)
+                      relation_similarity, config, round_trip_gain=round_trip_gain)
     edges, chosen = choose_edges(beam, config, opaque)
     beam.edges, beam.chosen = edges, chosen
     head, _, tail = source.triples(edges) if edges.size else (np.zeros(0, np.int64),) * 3
@@ -426,7 +442,8 @@ class PathRetriever:
         masked = mask_question(question, self.source.node_texts(seed_ids)) if seed_ids.size else question
         vector = np.asarray(self.embed([masked]), dtype=np.float32)[0]
         timings["embed_masked"] = (time.perf_counter() - started) * 1000
-        found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config)
+        found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config,
+                               round_trip_gain=ROUND_TRIP_GAIN if asks_what_is_shared(masked) else None)
         timings.update(found.timings_ms)
         started = time.perf_counter()
         candidate = self.source.candidate_graph(found.nodes, found.edges)

@@ -121,3 +121,25 @@ def test_no_seed_or_no_edge_gives_an_empty_beam(kg, embedder):
                                                                               np.zeros((0, 384), np.float32))
     result = PathRetriever(lonely, embedder.embed).retrieve("what is alone", embedder.embed(["what is alone"])[0])
     assert result.subgraph.node_keys == ["alone"] and not result.subgraph.edges
+
+
+def test_a_question_about_what_is_shared_keeps_the_way_out_and_back_in_the_beam():
+    from gretriever_neo4j.retrieval.relation_paths import asks_what_is_shared
+
+    # X and B share a director A; the question asks for the genre of B (X's director's other film)
+    kg = KnowledgeGraph.from_triples([("X", "directed_by", "A"), ("B", "directed_by", "A"),
+                                      ("A", "born_in", "C"), ("B", "has_genre", "D")])
+    directed, born, genre = (kg.relation_texts.index(t) for t in ("directed_by", "born_in", "has_genre"))
+    similarity = {directed: 0.6, born: 0.7, genre: 0.8}
+
+    def beam(gain):
+        return beam_paths(np.asarray([kg.node_keys.index("X")]), kg.incident,
+                          lambda e: (kg.head[e], kg.relation[e], kg.tail[e]), lambda n: np.zeros(len(n), bool),
+                          lambda r: np.asarray([similarity[int(i)] for i in r]), PathConfig(beam_width=1),
+                          round_trip_gain=gain)
+
+    shared_genre = ((directed, 0), (directed, 1), (genre, 0))
+    assert shared_genre not in [beam(None).paths[p] for p in beam(None).final]  # "born in" outranked the way back
+    assert shared_genre in [beam(0.1).paths[p] for p in beam(0.1).final]
+    assert asks_what_is_shared("what genres are the films that share a director with X")
+    assert not asks_what_is_shared("what genre is the film X")

@@ -1,6 +1,7 @@
 """`gqa train --graph G` on a graph with no questions (real Neo4j): it trains on questions made from the graph,
-writes them where asked, reports them, and a plain `gqa ask` then answers with what it trained; bad input (an
-unknown graph, a graph with no edges) is a clear error with exit code 1."""
+writes them where asked, reports them; a plain `gqa ask` then retrieves as it measured best and answers with the
+zero-shot reader, `--reader` with the trained one; bad input (an unknown graph, a graph with no edges) is a clear
+error with exit code 1."""
 
 from __future__ import annotations
 
@@ -55,7 +56,14 @@ def test_a_graph_with_no_questions_trains_on_its_own_paths(store, embedder, cli_
     assert manifest["reader"] == "reader.pt" and manifest["details"]["synthesis"]["questions"] == len(rows)
     assert manifest["details"]["retrieval_choice"]["retriever"] in ("learned", "paths")
 
+    # with no real question, `gqa ask` keeps the zero-shot reader (the trained one read only synthesized phrasing)
+    assert manifest["details"]["reader_choice"]["reader"] == "zero-shot" and "zero-shot reader" in trained.stdout
     asked = gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film B3")
     assert asked.returncode == 0, asked.stderr[-3000:]
+    data = json.loads(asked.stdout)
+    assert data["answer"]["text"] == "Director 5" and data["answer"]["models"]["reader"] == "zero-shot reader"
+    # the trained reader answers a question phrased unlike its templates
+    reader = str(cli_env / "home" / "models" / prefix / "reader.pt")
+    asked = gqa("ask", "--graph", prefix, "--reader-only", "--reader", reader, "--json", "who directed Film B3")
     data = json.loads(asked.stdout)
     assert data["answer"]["text"] == "Director 5" and data["answer"]["models"]["reader"].startswith("reader")
