@@ -160,3 +160,25 @@ def test_a_relation_named_clearly_enough_is_named_however_much_more_sharply_anot
         assert np.argmax(coverage_scores(question, None, [films, their_writers], relations, vectors)) == 0
     finally:
         coverage.MENTION_CAP = saved
+
+
+def test_words_that_share_a_stem_with_a_relations_own_name_name_it():
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    relations = ["written_by", "directed_by", "location.location.containedby", "common.topic.notable_types"]
+    found = same_stems(["screenwriter", "director", "located", "type", "release"], relations)
+    assert found.tolist() == [[1, 0, 0, 0], [0, 1, 0, 0],
+                              [0, 0, 0, 0],  # the domain and type of a Freebase name do not count
+                              [0, 0, 0, 0],  # "what type of …" asks for a category
+                              [0, 0, 0, 0]]
+
+
+def test_one_word_names_one_relation_of_a_path_at_most():
+    from gretriever_neo4j.reader.coverage import least_named
+
+    # grams: "located" (0), "map" (1), "located map" (2); relations: containedby, team location
+    named = np.asarray([[0.5, 0.6], [0.0, 0.1], [0.2, 0.3]])
+    grams = [{0}, {1}, {0, 1}]
+    assert least_named(named, grams, [0]) == pytest.approx(0.5)
+    # the team's location takes "located", containedby is left with nothing but "map"
+    assert least_named(named, grams, [0, 1]) == pytest.approx(0.0)
