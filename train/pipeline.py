@@ -146,7 +146,7 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
     models = models.with_part("reader", reader_path.name, details)
     # Trained on questions made from the graph alone, the reader learns their phrasing, not how people ask:
     # measured on MetaQA's people's questions (bench/results/webqsp.json) it answered 0.73/0.21/0.28 (1/2/3-hop)
-    # where the zero-shot reader answers 0.8/0.86/0.6. So `gqa ask` keeps the zero-shot reader until the graph
+    # where the zero-shot reader answers 0.82/0.94/0.63. So `gqa ask` keeps the zero-shot reader until the graph
     # has questions of its own (the trained one stays in the folder: `gqa ask --reader …/reader.pt`).
     models = _with_details(models, "reader_choice", {
         "reader": "zero-shot" if real_questions == 0 else "trained",

@@ -165,8 +165,7 @@ class Answering:
                 return self._readers[graph]
             if path is None:
                 trained = load_trained(graph)
-                if (trained is not None and trained.reader
-                        and trained.details.get("reader_choice", {}).get("reader") != "zero-shot"):
+                if trained is not None and trained.reader and not trained.zero_shot_reader_chosen:
                     check_embedder(trained, self.embedder.name)
                     path = str(trained.path("reader"))
             if path is None:

@@ -54,6 +54,16 @@ class TrainedModels:
         name = getattr(self, part)
         return None if name is None else self.folder / name
 
+    @property
+    def chosen_retriever(self) -> str | None:
+        """"learned" or "paths" where self-supervised training measured which retrieves better here."""
+        return self.details.get("retrieval_choice", {}).get("retriever")
+
+    @property
+    def zero_shot_reader_chosen(self) -> bool:
+        """Trained on synthesized questions alone: `gqa ask` answers with the zero-shot reader."""
+        return self.details.get("reader_choice", {}).get("reader") == "zero-shot"
+
     def describe(self) -> str:
         parts = [f"{part} {self.path(part)}" for part in ("retriever", "reader", "generator") if getattr(self, part)]
         return "; ".join(parts) or "nothing trained"

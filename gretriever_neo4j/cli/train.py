@@ -233,10 +233,9 @@ def train(
                 models = train_graph(store, model_embedder, dataset, options, progress=progress)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
         _write_graph_curves(models)
-        if models.details.get("reader_choice", {}).get("reader") == "zero-shot":
-            retriever = models.details.get("retrieval_choice", {}).get("retriever", "learned")
-            console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with "
-                          f"{'relation paths' if retriever == 'paths' else 'the learned retriever'} (measured "
+        if models.zero_shot_reader_chosen:
+            retriever = "relation paths" if models.chosen_retriever == "paths" else "the learned retriever"
+            console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} (measured "
                           f"better here) and answers with the zero-shot reader: a reader trained only on questions "
                           f"made from the graph reads people's questions worse (the trained one: `--reader "
                           f"{models.path('reader')}`)")

@@ -95,7 +95,7 @@ class QA:
         trained = load_trained(graph)
         if trained is None or not trained.retriever:
             return self.learned_checkpoint(graph) is None
-        return trained.details.get("retrieval_choice", {}).get("retriever") == "paths"
+        return trained.chosen_retriever == "paths"
 
     def retriever(self, graph: str | None, kind: str = "auto", checkpoint: Path | None = None) -> Retriever:
         """`kind`: auto (learned when trained for the graph and measured better there, else relation paths over a

@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.relation_paths import FORWARD, SHARING_WORDS, humanize_relation
+from gretriever_neo4j.retrieval.relation_paths import FORWARD, asks_what_is_shared, humanize_relation
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
@@ -209,10 +209,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]
     relations = vectors(humanized)
-    word_rows = vectors(words)
-    gram_rows = vectors(grams)
-    word_relation = np.maximum(word_rows @ relations.T, LEXICAL * same_stems(words, relation_texts))  # (W, R)
-    gram_relation = np.maximum(gram_rows @ relations.T, LEXICAL * same_stems(grams, relation_texts))
+    gram_relation = np.maximum(vectors(grams) @ relations.T, LEXICAL * same_stems(grams, relation_texts))  # (G, R)
+    word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
     # How well the question names each relation, beyond what its words say of every relation: "films" is as
     # near `starred actors` as `directed by` (MiniLM 0.54, 0.52) and names neither.
     gram_named = gram_relation - gram_relation.mean(axis=1, keepdims=True)  # (G, R)
@@ -221,7 +219,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
     covered = word_relation[naming] if naming.any() else word_relation
-    sharing = bool(SHARING_WORDS & set(words))
+    sharing = asks_what_is_shared(masked_question)
     twice = named_twice(words, word_relation, humanized, vectors)
     first = np.empty(len(used))
     for i, s in enumerate(used):
@@ -249,4 +247,3 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     reading = vectors(texts) @ question
     out[np.asarray(used)[short]] = first[short] + reading
     return out
-
