@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import FORWARD, asks_what_is_shared, humanize_relation
 
 Step = tuple[int, int]
@@ -115,6 +115,8 @@ def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
 def _stem_match(a: str, b: str) -> bool:
     if len(a) < STEM or len(b) < STEM:
         return False
+    if word_lemmas(a) & word_lemmas(b):  # "wrote" / `written`, "spoken" / "speak": no shared prefix
+        return True
     common = 0
     for x, y in zip(a, b):
         if x != y:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.retrieval.linking import StoreLinking
+from gretriever_neo4j.retrieval.linking import StoreLinking, relation_name_words
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever, RelationTexts
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
@@ -99,6 +99,7 @@ class PathKGRetriever:
         self.cache = cache
         self.relations = RelationTexts.shared(self.embedder.embed)
         self._warmed: set[str] = set()
+        self._relation_words: dict[str, frozenset[str]] = {}
         self._lock = threading.Lock()
 
     def warm(self, graph: str) -> None:
@@ -118,7 +119,9 @@ class PathKGRetriever:
                         self.relations.known.update(zip(data["texts"].tolist(), data["vectors"]))
                 except (OSError, ValueError, KeyError):
                     pass  # a damaged cache is rebuilt
-            if self.relations.warm(self.store.kg_relation_texts(graph)):
+            texts = self.store.kg_relation_texts(graph)
+            self._relation_words[graph] = relation_name_words(texts)
+            if self.relations.warm(texts):
                 path.parent.mkdir(parents=True, exist_ok=True)
                 texts = list(self.relations.known)
                 partial = path.with_name(f".{path.name}.{os.getpid()}.npz")
@@ -141,7 +144,8 @@ class PathKGRetriever:
                                                            relations=self.relations, graph_name=graph)
                     return cached.extras[key]
         return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
-                             graph_name=graph, linking=StoreLinking(self.store))
+                             graph_name=graph, linking=StoreLinking(self.store,
+                                                                    relation_words=self._relation_words.get(graph)))
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:

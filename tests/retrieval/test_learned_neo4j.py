@@ -85,6 +85,18 @@ def test_link_seeds_through_the_store_prefers_exact_names(store, embedder, awkwa
     assert len(result.seeds) == 4
 
 
+def test_store_linking_says_each_hits_degree_and_the_graphs_relation_words(store, awkward):
+    from gretriever_neo4j.retrieval.linking import StoreLinking
+
+    linking = StoreLinking(store)
+    first, last = linking.mention_hits([AWKWARD_NAMES[0], AWKWARD_NAMES[-1]], awkward, 5)
+    degree = {hit.key: hit.degree for hit in first + last}
+    assert degree[AWKWARD_NAMES[0]] == len(AWKWARD_NAMES) - 1  # related to every other name
+    assert degree[AWKWARD_NAMES[-1]] == 1
+    assert linking.relation_words(awkward) == {"related"}
+    assert StoreLinking(store, relation_words=frozenset({"given"})).relation_words(awkward) == {"given"}
+
+
 # -- learned retrieval over the store ------------------------------------------------------------------------
 
 MOVIES = 18

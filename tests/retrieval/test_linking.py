@@ -13,7 +13,9 @@ from gretriever_neo4j.retrieval.linking import (
     escape_lucene,
     link_seeds,
     mask_mentions,
+    names_a_relation,
     phrase_query,
+    relation_name_words,
     rrf,
     strip_topic_markers,
 )
@@ -158,6 +160,74 @@ def test_mention_prior_demotes_template_words():
     assert with_prior.preferred(1) == ["Tom", "director"]
     assert without.preferred(1, min_ratio=0.5) == ["director", "Tom"]  # no prior: nothing to compare
     assert MentionPrior.from_dict(prior.to_dict()).counts == prior.counts
+
+
+def _kg(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
+    kg = KnowledgeGraph.from_triples(triples)
+    return kg.with_embeddings(np.ones((kg.num_nodes, 4), np.float32), np.ones((len(kg.relation_texts), 4), np.float32))
+
+
+def test_relation_name_words_take_the_relations_own_name():
+    words = relation_name_words(["location.country.languages_spoken", "directed_by", "people.person.place_of_birth"])
+    assert words == {"languages", "spoken", "directed", "place", "birth"}  # not "location", "country", "person"
+
+
+@pytest.mark.parametrize("mention, named", [
+    (("language",), True), (("countries",), False), (("director",), True), (("directors",), True),
+    (("place", "of", "birth"), True),
+    (("greece",), False), (("place", "greece"), False), (("seattle",), False), (("of",), False)])
+def test_names_a_relation_needs_every_content_word_to_share_most_of_a_stem(mention, named):
+    words = relation_name_words(["location.country.languages_spoken", "directed_by", "place_of_birth", "seats"])
+    assert names_a_relation(mention, words) is named
+
+
+def test_exact_matches_that_name_a_relation_come_last():
+    # WebQSP holds a film "Speak" and a genre "Language": the question's words for `languages_spoken`
+    kg = _kg([("Greece", "location.country.languages_spoken", "Greek"), ("Greece", "location.location.contains",
+                                                                          "Athens"),
+              ("Speak", "film.film.language", "English"), ("Language", "media_common.genre.parent_genre", "Nonfiction"),
+              ("Language", "media_common.genre.child_genres", "Linguistics"), ("Language", "film.film.genre", "Babel")])
+    result = link_seeds("what language do people from greece speak", None, InMemoryLinking(kg), None, k=3)
+    assert result.exact == ["Greece", "Language", "Speak"]  # both name relations; "Language" has more edges
+    assert result.exact_name_relations == [False, True, True]
+    assert result.preferred(1) == ["Greece", "Language", "Speak"]
+
+
+def test_when_every_exact_match_names_a_relation_the_fused_seeds_are_preferred():
+    kg = _kg([("Sergio Agüero", "sports.pro_athlete.teams", "Manchester City"),
+              ("Sergio Agüero", "sports.pro_athlete.sports_played_professionally", "Football"),
+              ("Play", "type.type.properties", "Date of First Performance")])
+    aguero = np.zeros(4, np.float32)
+    aguero[0] = 1.0
+    vectors = np.asarray([aguero if key == "Sergio Agüero" else np.ones(4, np.float32) / 2 for key in kg.node_keys])
+    kg = kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+    result = link_seeds("what team did aguero play for", aguero, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["Play"]  # the one name written out ("agüero" is not "aguero" to the analyzer)
+    assert result.exact_name_relations == [True]  # "play" / `sports played professionally`
+    assert result.preferred(1) == ["Sergio Agüero"]
+
+
+def test_a_place_that_qualifies_the_match_before_it_comes_after_it():
+    kg = _kg([("Brentwood", "containedby", "Tennessee"), ("Nashville", "containedby", "Tennessee"),
+              ("Memphis", "containedby", "Tennessee")])
+    result = link_seeds("what county is brentwood tennessee in", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["Brentwood", "Tennessee"]  # though Tennessee has more edges
+
+
+def test_a_match_right_after_another_with_no_more_edges_is_no_qualifier():
+    kg = _kg([("The Late Shift", "written_by", "Bill Carter"), ("The Late Shift", "has_tags", "film"),
+              ("Heat", "has_tags", "film")])
+    result = link_seeds("the writers of the film the late shift", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["The Late Shift", "film"]  # the tag "film" has as many edges as the film
+
+
+def test_of_two_nodes_of_one_name_the_better_connected_comes_first():
+    kg = KnowledgeGraph.from_triples([("paris-fr", "capital_of", "france"), ("paris-fr", "located_in", "europe"),
+                                      ("paris-tx", "located_in", "texas")],
+                                     node_texts={"paris-fr": "Paris", "paris-tx": "Paris"})
+    linking = InMemoryLinking(kg)
+    assert [hit.degree for hit in linking.mention_hits(["paris"], None, 5)[0]] == [2, 1]
+    assert link_seeds("what is there to see in paris", None, linking, None, k=2).exact == ["paris-fr", "paris-tx"]
 
 
 def test_link_seeds_refuses_unknown_backends():
