@@ -4,4 +4,4 @@ MATCH (n:Node {graph: $graph})
 WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
 ORDER BY score DESC, n.key ASC
 LIMIT $k
-RETURN n.key AS key, n.graph AS graph, score, elementId(n) AS ref
+RETURN n.key AS key, n.graph AS graph, score, elementId(n) AS ref, n.text AS text, COUNT { (n)-[:REL]-() } AS degree

@@ -48,7 +48,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, word_lemmas
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
+from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import FORWARD, asks_what_is_shared, humanize_relation
 
 Step = tuple[int, int]

@@ -94,6 +94,10 @@ def test_store_linking_says_each_hits_degree_and_the_graphs_relation_words(store
     assert degree[AWKWARD_NAMES[0]] == len(AWKWARD_NAMES) - 1  # related to every other name
     assert degree[AWKWARD_NAMES[-1]] == 1
     assert linking.relation_words(awkward) == {"related"}
+    hub = store.read("kg_node_vectors", graph=awkward, keys=[AWKWARD_NAMES[0]])[0]["embedding"]
+    nearest = linking.vector_hits(np.asarray(hub, np.float32), awkward, 3)[0]
+    assert (nearest.key, nearest.text, nearest.degree) == (AWKWARD_NAMES[0], AWKWARD_NAMES[0], len(AWKWARD_NAMES) - 1)
+    assert nearest.score == pytest.approx(1.0, abs=1e-4)
     assert StoreLinking(store, relation_words=frozenset({"given"})).relation_words(awkward) == {"given"}
 
 

@@ -13,9 +13,7 @@ from gretriever_neo4j.retrieval.linking import (
     escape_lucene,
     link_seeds,
     mask_mentions,
-    names_a_relation,
     phrase_query,
-    relation_name_words,
     rrf,
     strip_topic_markers,
 )
@@ -167,20 +165,6 @@ def _kg(triples: list[tuple[str, str, str]]) -> KnowledgeGraph:
     return kg.with_embeddings(np.ones((kg.num_nodes, 4), np.float32), np.ones((len(kg.relation_texts), 4), np.float32))
 
 
-def test_relation_name_words_take_the_relations_own_name():
-    words = relation_name_words(["location.country.languages_spoken", "directed_by", "people.person.place_of_birth"])
-    assert words == {"languages", "spoken", "directed", "place", "birth"}  # not "location", "country", "person"
-
-
-@pytest.mark.parametrize("mention, named", [
-    (("language",), True), (("countries",), False), (("director",), True), (("directors",), True),
-    (("place", "of", "birth"), True),
-    (("greece",), False), (("place", "greece"), False), (("seattle",), False), (("of",), False)])
-def test_names_a_relation_needs_every_content_word_to_share_most_of_a_stem(mention, named):
-    words = relation_name_words(["location.country.languages_spoken", "directed_by", "place_of_birth", "seats"])
-    assert names_a_relation(mention, words) is named
-
-
 def test_exact_matches_that_name_a_relation_come_last():
     # WebQSP holds a film "Speak" and a genre "Language": the question's words for `languages_spoken`
     kg = _kg([("Greece", "location.country.languages_spoken", "Greek"), ("Greece", "location.location.contains",
@@ -190,7 +174,7 @@ def test_exact_matches_that_name_a_relation_come_last():
     result = link_seeds("what language do people from greece speak", None, InMemoryLinking(kg), None, k=3)
     assert result.exact == ["Greece", "Language", "Speak"]  # both name relations; "Language" has more edges
     assert result.exact_name_relations == [False, True, True]
-    assert result.preferred(1) == ["Greece", "Language", "Speak"]
+    assert result.preferred(1) == ["Greece"]  # the others name relations: no seeds beside it
 
 
 def test_when_every_exact_match_names_a_relation_the_fused_seeds_are_preferred():
@@ -228,6 +212,24 @@ def test_of_two_nodes_of_one_name_the_better_connected_comes_first():
     linking = InMemoryLinking(kg)
     assert [hit.degree for hit in linking.mention_hits(["paris"], None, 5)[0]] == [2, 1]
     assert link_seeds("what is there to see in paris", None, linking, None, k=2).exact == ["paris-fr", "paris-tx"]
+
+
+def test_without_an_exact_match_the_vector_hits_are_guessed_by_what_the_question_says_and_degree():
+    kg = _kg([("Mitt Romney", "lived_in", "Massachusetts"), ("Mitt Romney", "born_in", "Detroit"),
+              ("Lenore Romney", "spouse", "George Romney"), ("Utah", "contains", "Provo")])
+    close = {"Lenore Romney": 1.0, "Mitt Romney": 0.9, "Massachusetts": 0.5}
+    vectors = np.asarray([[close.get(key, 0.0), 1.0 - close.get(key, 0.0), 0, 0] for key in kg.node_keys], np.float32)
+    kg = kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+    result = link_seeds("what state does romney live in", np.asarray([1, 0, 0, 0], np.float32), InMemoryLinking(kg),
+                        None, k=2, vector_k=3)
+    assert result.exact == []
+    assert result.fused[0][0] == "Lenore Romney"  # nearest, and a fulltext hit for "romney"
+    # both names half said; Mitt Romney has two edges, Lenore one: log(3) - log(2) outweighs one place down
+    assert result.guessed[:2] == ["Mitt Romney", "Lenore Romney"]
+    assert result.preferred(1) == ["Mitt Romney"]
+    prior = MentionPrior()
+    assert link_seeds("what state does romney live in", np.asarray([1, 0, 0, 0], np.float32), InMemoryLinking(kg),
+                      None, k=2, vector_k=3, prior=prior).guessed == []  # trained linking keeps the fused ranking
 
 
 def test_link_seeds_refuses_unknown_backends():

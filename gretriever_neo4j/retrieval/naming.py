@@ -1,0 +1,104 @@
+"""Words and names: how linking and the zero-shot reader decide that a word of a question is a name's word, or
+names a relation.
+
+Lemmas come from lemminflect's English dictionary ("spoken" -> speak, "countries" -> country, "wrote" -> write):
+a question's "speak" is `languages_spoken`'s word though no prefix is shared, and MiniLM rates such pairs barely
+above unrelated ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from gretriever_neo4j.retrieval.relation_paths import humanize_relation
+
+# Function words that never name an entity on their own. Kept short on purpose: every word here makes titles
+# consisting only of such words ("It", "Them") unfindable by name.
+STOP_WORDS = frozenset("""
+a an the and or but nor of in on at to for from by with about as into onto than then that this these those
+is are was were be been being am do does did done has have had having will would shall should can could may
+might must what which who whom whose when where why how there here if so not no yes
+i me my we our you your he him his she her they them their it its it's s
+""".split())
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def analyzer_tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased letter/digit runs: close to what Lucene's standard analyzer indexes, and the unit in which
+    names and mentions are compared."""
+    return tuple(match.group(0).lower() for match in _WORD.finditer(text))
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal, or one a prefix of the other with at least 4 letters ("jamaica" / "jamaican")."""
+    if a == b:
+        return True
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= 4 and long_.startswith(short)
+
+
+def relation_name_words(relation_texts: Iterable[str]) -> frozenset[str]:
+    """The words of relations' own names (Freebase's `location.country.languages_spoken` gives "languages",
+    "spoken": its domain and type are classes, not what the relation says)."""
+    words: set[str] = set()
+    for text in relation_texts:
+        words.update(t for t in analyzer_tokens(humanize_relation(text.rsplit(".", 1)[-1])) if t not in STOP_WORDS)
+    return frozenset(words)
+
+
+def names_a_relation(tokens: Sequence[str], relation_words: frozenset[str]) -> bool:
+    """The mention's word shares a lemma ("speak" / `spoken`, "countries" / `country`) or most of its stem
+    ("director" / `directed`; "seattle" does not name `seats`) with a word of a relation's name; a mention of
+    several words must share a lemma word by word ("official language"; "dolly parton" does not name `dolls`,
+    `part of`)."""
+    content = [t for t in tokens if t not in STOP_WORDS]
+    if not content or not relation_words:
+        return False
+    if len(content) == 1:
+        return any(_shares_stem(content[0], w) for w in relation_words)
+    return all(any(word_lemmas(t) & word_lemmas(w) for w in relation_words) for t in content)
+
+
+@functools.lru_cache(maxsize=65536)
+def word_lemmas(word: str) -> frozenset[str]:
+    """The word, its English lemmas under every part of speech ("spoken" -> speak, "countries" -> country,
+    "wrote" -> write; lemminflect's dictionary) and, for an agent noun, its verb ("writers" -> write,
+    "director" -> direct, "creator" -> create)."""
+    from lemminflect import getAllLemmas
+
+    lemmas = {word, *(lemma for found in getAllLemmas(word).values() for lemma in found)}
+    for lemma in list(lemmas):
+        if len(lemma) > 5 and lemma.endswith(("er", "or")):
+            lemmas.update({lemma[:-2], lemma[:-2] + "e", lemma[:-1]})
+    return frozenset(lemmas)
+
+
+def _shares_stem(word: str, other: str) -> bool:
+    if word == other or word_lemmas(word) & word_lemmas(other):
+        return True
+    common = 0
+    for a, b in zip(word, other):
+        if a != b:
+            break
+        common += 1
+    return common >= 4 and common >= len(word) - 2 and common >= len(other) - 3
+
+
+def fold_accents(text: str) -> str:
+    """"Agüero" -> "Aguero": questions are typed without the accents names are stored with."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def name_overlap(name: str, question_words: Sequence[str]) -> float:
+    """The share of a name's content words that the question says (accents folded; the same word, a shared
+    lemma, or one a prefix of the other: "romney" says `Mitt Romney` half, "carpathian mountain" says
+    `Carpathian Mountains` whole)."""
+    words = [fold_accents(w) for w in question_words]
+    content = [fold_accents(t) for t in analyzer_tokens(name) if t not in STOP_WORDS]
+    if not content:
+        return 0.0
+    return sum(any(same_word(t, w) or word_lemmas(t) & word_lemmas(w) for w in words) for t in content) / len(content)

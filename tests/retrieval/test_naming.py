@@ -1,0 +1,31 @@
+import pytest
+
+from gretriever_neo4j.retrieval.naming import name_overlap, names_a_relation, relation_name_words, word_lemmas
+
+
+def test_relation_name_words_take_the_relations_own_name():
+    words = relation_name_words(["location.country.languages_spoken", "directed_by", "people.person.place_of_birth"])
+    assert words == {"languages", "spoken", "directed", "place", "birth"}  # not "location", "country", "person"
+
+
+@pytest.mark.parametrize("mention, named", [
+    (("language",), True), (("countries",), False), (("director",), True), (("directors",), True),
+    (("place", "of", "birth"), True),
+    (("greece",), False), (("place", "greece"), False), (("seattle",), False), (("of",), False)])
+def test_names_a_relation_needs_every_content_word_to_share_most_of_a_stem(mention, named):
+    words = relation_name_words(["location.country.languages_spoken", "directed_by", "place_of_birth", "seats"])
+    assert names_a_relation(mention, words) is named
+
+
+def test_name_overlap_folds_accents_and_shares_lemmas():
+    assert name_overlap("Sergio Agüero", ["team", "aguero", "play"]) == 0.5
+    assert name_overlap("Carpathian Mountains", ["carpathian", "mountain", "range"]) == 1.0
+    assert name_overlap("Jamaica", ["jamaican", "people"]) == 1.0  # a prefix of 4 letters or more
+    assert name_overlap("The", ["the"]) == 0.0
+
+
+def test_word_lemmas_know_irregular_forms_and_agent_nouns():
+    assert "speak" in word_lemmas("spoken")
+    assert "write" in word_lemmas("wrote") and "write" in word_lemmas("writers")
+    assert "direct" in word_lemmas("director")
+    assert word_lemmas("seattle") == {"seattle"}
