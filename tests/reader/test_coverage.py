@@ -110,6 +110,23 @@ def test_a_relation_is_named_twice_by_two_words_for_one_of_its_words_not_by_two_
     assert named_twice(words, vague, humanized, vectors) == set()
 
 
+def test_two_words_of_one_relation_on_either_side_of_the_anchor_name_it_twice(vectors):
+    from gretriever_neo4j.reader.coverage import anchor_sides, named_twice
+
+    humanized = ["starred actors"]
+    words = content_words("the films starred by X actors")
+    assert words == ["films", "starred", "actors"]
+    assert anchor_sides("the films starred by X actors") == [-1, -1, 1]
+    word_relation = np.asarray([[0.3], [0.8], [0.7]])
+    naming = np.asarray([False, True, True])
+    assert named_twice(words, word_relation, humanized, vectors, naming, [-1, -1, 1]) == {0}
+    assert named_twice(words, word_relation, humanized, vectors, naming, [-1, 1, 1]) == set()  # both after X
+    assert named_twice(words, word_relation, humanized, vectors, np.asarray([False, False, True]),
+                       [-1, -1, 1]) == set()  # "starred" before X, but naming nothing clearly
+    assert named_twice(words, word_relation, humanized, vectors) == set()  # "starred actors": one mention
+    assert anchor_sides("who starred in it") == [1]  # no placeholder
+
+
 def test_going_out_and_back_wins_only_when_the_question_asks_what_is_shared(vectors):
     directors = ((DIRECTED, FORWARD),)
     their_films = ((DIRECTED, FORWARD), (DIRECTED, BACKWARD))
