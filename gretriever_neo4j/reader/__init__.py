@@ -180,7 +180,7 @@ class ZeroShotReader:
             text = strip_topic_markers(question)
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
-                                         self.texts, ways_through=lands_opaque)
+                                         self.texts, ways_through=lands_opaque, categorical=view.categorical)
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:

@@ -37,6 +37,7 @@ class SubgraphView:
     relation_texts: list[str]
     relation_vectors: np.ndarray  # (R, d) float32
     edge_refs: list[str | None] | None = None
+    categorical: frozenset[tuple[int, int]] = frozenset()  # (relation id, direction) steps to a category
 
     @property
     def num_nodes(self) -> int:
@@ -76,7 +77,9 @@ class SubgraphView:
             relation=np.asarray(relation, dtype=np.int64),
             relation_texts=list(texts),
             relation_vectors=np.stack(vectors) if vectors else np.zeros((0, dim), np.float32),
-            edge_refs=[e.ref for e in sub.edges])
+            edge_refs=[e.ref for e in sub.edges],
+            categorical=frozenset((texts[text], direction) for text, direction in getattr(result, "categorical", ())
+                                  if text in texts))
 
 
 # -- anchors ---------------------------------------------------------------------------------------------

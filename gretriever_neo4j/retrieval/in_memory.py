@@ -31,6 +31,8 @@ class RetrievalResult:
     selection: Selection
     subgraph: TextualizedSubgraph
     timings_ms: dict[str, float]
+    # (relation text, direction) steps whose values are categories, when the question asks for one
+    categorical: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def text(self) -> str:

@@ -25,8 +25,9 @@ path. Only the `beam_width` best paths are extended at each step; a path's front
 from __future__ import annotations
 
 import re
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,7 +54,38 @@ def humanize_relation(text: str) -> str:
 
 
 ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
+CATEGORY_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category", "categories"})
+CATEGORICAL_SHARE = 0.01  # a relation is categorical when its distinct values are under 1% of its edges
 SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co"})
+
+
+def asks_for_a_category(masked_question: str) -> bool:
+    """"what kind of film is X", "what types are the films directed by X": the answer is a category."""
+    return bool(CATEGORY_WORDS & set(re.findall(r"[a-z]+", masked_question.lower())))
+
+
+def categorical_steps(values: Mapping[str, tuple[int, int, int]], share: float = CATEGORICAL_SHARE
+                      ) -> frozenset[tuple[str, int]]:
+    """Steps (relation text, direction) whose values are few and shared by many (genres, years, ratings: under
+    `share` distinct values per edge); `values`: relation text -> (edges, distinct heads, distinct tails)."""
+    out = set()
+    for text, (edges, heads, tails) in values.items():
+        if edges and tails / edges < share:
+            out.add((text, FORWARD))
+        if edges and heads / edges < share:
+            out.add((text, BACKWARD))
+    return frozenset(out)
+
+
+def kg_relation_values(kg) -> dict[str, tuple[int, int, int]]:
+    """(edges, distinct heads, distinct tails) per relation text of an in-memory `KnowledgeGraph`."""
+    out = {}
+    order = np.argsort(kg.relation, kind="stable")
+    bounds = np.searchsorted(kg.relation[order], np.arange(len(kg.relation_texts) + 1))
+    for r, text in enumerate(kg.relation_texts):
+        edges = order[bounds[r]:bounds[r + 1]]
+        out[text] = (int(len(edges)), int(len(np.unique(kg.head[edges]))), int(len(np.unique(kg.tail[edges]))))
+    return out
 
 
 def asks_what_is_shared(question: str) -> bool:
@@ -410,7 +442,7 @@ class PathRetriever:
 
     def __init__(self, graph, embed: Callable[[list[str]], np.ndarray], config: PathConfig = PathConfig(), *,
                  relations: RelationTexts | None = None, graph_name: str | None = None, linking=None,
-                 max_seeds: int = 3):
+                 max_seeds: int = 3, relation_values: Callable[[], Mapping[str, tuple[int, int, int]]] | None = None):
         from gretriever_neo4j.retrieval.learned import as_source
 
         self.source = as_source(graph)
@@ -420,6 +452,20 @@ class PathRetriever:
         self.graph_name = graph_name if graph_name is not None else getattr(self.source, "graph", None)
         self.linking = linking if linking is not None else self.source.linking()
         self.max_seeds = max_seeds
+        kg = getattr(self.source, "kg", None)
+        self._relation_values = relation_values or (None if kg is None else (lambda: kg_relation_values(kg)))
+        self._categorical: frozenset[tuple[str, int]] | None = None
+        self._lock = threading.Lock()
+
+    def categorical(self) -> frozenset[tuple[str, int]]:
+        """The graph's categorical steps (`categorical_steps`), computed once, when a question first asks for a
+        category (a pass over every edge)."""
+        if self._relation_values is None:
+            return frozenset()
+        with self._lock:
+            if self._categorical is None:
+                self._categorical = categorical_steps(self._relation_values())
+            return self._categorical
 
     def seeds_for(self, question: str, question_vector: np.ndarray | None) -> list[str]:
         from gretriever_neo4j.retrieval.linking import link_seeds
@@ -455,7 +501,8 @@ class PathRetriever:
         timings["textualize"] = (time.perf_counter() - started) * 1000
         keys = set(candidate.node_keys)
         return RetrievalResult(seed_keys=[k for k in seed_keys if k in keys], candidate=candidate,
-                               selection=selection, subgraph=subgraph, timings_ms=timings)
+                               selection=selection, subgraph=subgraph, timings_ms=timings,
+                               categorical=self.categorical() if asks_for_a_category(masked) else frozenset())
 
 
 def signature_scores(signatures: Sequence[Sequence[Step]], similarity: np.ndarray, lands_opaque: set[Step],

@@ -100,6 +100,7 @@ class PathKGRetriever:
         self.relations = RelationTexts.shared(self.embedder.embed)
         self._warmed: set[str] = set()
         self._relation_words: dict[str, frozenset[str]] = {}
+        self._relation_values: dict[str, dict[str, tuple[int, int, int]]] = {}
         self._lock = threading.Lock()
 
     def warm(self, graph: str) -> None:
@@ -145,7 +146,15 @@ class PathKGRetriever:
                     return cached.extras[key]
         return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
                              graph_name=graph, linking=StoreLinking(self.store,
-                                                                    relation_words=self._relation_words.get(graph)))
+                                                                    relation_words=self._relation_words.get(graph)),
+                             relation_values=lambda: self._values(graph))
+
+    def _values(self, graph: str) -> dict[str, tuple[int, int, int]]:
+        """The graph's relation value counts, read once per process (only when a question asks for a category)."""
+        with self._lock:
+            if graph not in self._relation_values:
+                self._relation_values[graph] = self.store.kg_relation_values(graph)
+            return self._relation_values[graph]
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:

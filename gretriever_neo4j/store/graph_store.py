@@ -413,6 +413,11 @@ class GraphStore:
         rows = self.read("kg_incident_texts", graph=graph, keys=list(keys), limit=int(limit))
         return {row["key"]: row["incident"] for row in rows}
 
+    def kg_relation_values(self, graph: str) -> dict[str, tuple[int, int, int]]:
+        """(edges, distinct heads, distinct tails) per relation text of one graph (a pass over its edges)."""
+        return {row["text"]: (int(row["edges"]), int(row["heads"]), int(row["tails"]))
+                for row in self.read("kg_relation_values", graph=graph)}
+
     def kg_relation_texts(self, graph: str) -> list[str]:
         """The distinct relation texts of `graph`."""
         return [row["text"] for row in self.read("kg_relation_texts", graph=graph)]

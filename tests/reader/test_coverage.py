@@ -56,6 +56,19 @@ def test_a_hop_the_question_does_not_mention_costs(vectors):
     assert best("who directed X", [detour, one_hop], vectors) == one_hop
 
 
+def test_a_question_asking_for_a_category_goes_to_a_categorical_relation(vectors):
+    actors, years = ((STARRED, FORWARD),), ((YEAR, FORWARD),)
+    masked_vector = FakeEmbedder().embed(["what kind of film is X"])[0]
+    scores = coverage_scores("what kind of film is X", masked_vector, [actors, years], RELATIONS, vectors,
+                             categorical={(YEAR, FORWARD)})
+    plain = coverage_scores("what kind of film is X", masked_vector, [actors, years], RELATIONS, vectors)
+    assert scores[1] - scores[0] == pytest.approx(plain[1] - plain[0] + 0.3)
+    asked = coverage_scores("who starred in X", masked_vector, [actors, years], RELATIONS, vectors,
+                            categorical={(YEAR, FORWARD)})
+    assert list(asked) == list(coverage_scores("who starred in X", masked_vector, [actors, years], RELATIONS,
+                                               vectors))  # no category asked: no gain
+
+
 def test_the_empty_signature_never_wins_and_the_shortlist_ranks_above_the_rest(vectors):
     signatures = [(), ((DIRECTED, FORWARD),), ((YEAR, FORWARD),), ((LANGUAGE, FORWARD),)]
     question = "who directed X"
@@ -117,14 +130,16 @@ def test_two_words_of_one_relation_on_either_side_of_the_anchor_name_it_twice(ve
     words = content_words("the films starred by X actors")
     assert words == ["films", "starred", "actors"]
     assert anchor_sides("the films starred by X actors") == [-1, -1, 1]
+    assert anchor_sides("what years were the movies starring X released") == [-1, -1, -1, 0]  # a verb after X
     word_relation = np.asarray([[0.3], [0.8], [0.7]])
     naming = np.asarray([False, True, True])
     assert named_twice(words, word_relation, humanized, vectors, naming, [-1, -1, 1]) == {0}
     assert named_twice(words, word_relation, humanized, vectors, naming, [-1, 1, 1]) == set()  # both after X
+    assert named_twice(words, word_relation, humanized, vectors, naming, [-1, -1, 0]) == set()  # no owner noun
     assert named_twice(words, word_relation, humanized, vectors, np.asarray([False, False, True]),
                        [-1, -1, 1]) == set()  # "starred" before X, but naming nothing clearly
     assert named_twice(words, word_relation, humanized, vectors) == set()  # "starred actors": one mention
-    assert anchor_sides("who starred in it") == [1]  # no placeholder
+    assert anchor_sides("who starred in it") == [-1]  # no placeholder
 
 
 def test_going_out_and_back_wins_only_when_the_question_asks_what_is_shared(vectors):

@@ -125,6 +125,14 @@ def movie_questions(indices) -> list[TrainingQuestion]:
     return out
 
 
+def test_the_store_counts_each_relations_edges_heads_and_tails(store, embedder):
+    graph = _graph(store, "values")
+    triples = movie_triples()
+    _ingest(store, embedder, graph, sorted({t[0] for t in triples} | {t[2] for t in triples}), triples)
+    assert store.kg_relation_values(graph) == {"directed_by": (MOVIES, MOVIES, 5), "release_year": (MOVIES, MOVIES, 4),
+                                               "has_genre": (MOVIES, MOVIES, 2)}
+
+
 def test_learned_retrieval_round_trip_through_neo4j(store, embedder, tmp_path):
     graph = _graph(store, "movies")
     triples = movie_triples()

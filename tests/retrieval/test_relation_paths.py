@@ -13,11 +13,16 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.relation_paths import (
+    BACKWARD,
+    FORWARD,
     PathConfig,
     PathRetriever,
+    asks_for_a_category,
     beam_paths,
+    categorical_steps,
     humanize_relation,
     is_opaque,
+    kg_relation_values,
     signature_scores,
 )
 
@@ -143,3 +148,33 @@ def test_a_question_about_what_is_shared_keeps_the_way_out_and_back_in_the_beam(
     assert shared_genre in [beam(0.1).paths[p] for p in beam(0.1).final]
     assert asks_what_is_shared("what genres are the films that share a director with X")
     assert not asks_what_is_shared("what genre is the film X")
+
+
+def test_categorical_steps_are_relations_whose_few_values_many_heads_share():
+    triples = [(f"film {i}", "has_genre", ["Drama", "Comedy"][i % 2]) for i in range(300)]
+    triples += [(f"film {i}", "starred_actors", f"actor {i}") for i in range(300)]
+    kg = KnowledgeGraph.from_triples(triples)
+    values = kg_relation_values(kg)
+    assert values == {"has_genre": (300, 300, 2), "starred_actors": (300, 300, 300)}
+    assert categorical_steps(values) == {("has_genre", FORWARD)}
+    assert categorical_steps({"genre_of": (300, 2, 300)}) == {("genre_of", BACKWARD)}
+    assert categorical_steps({"empty": (0, 0, 0)}) == frozenset()
+    assert asks_for_a_category("what kind of film is X") and asks_for_a_category("what types are the films by X")
+    assert not asks_for_a_category("who directed X")
+
+
+def test_a_retrieval_for_a_category_question_says_which_steps_are_categorical(embedder):
+    triples = [(f"Film {i}", "has_genre", ["Drama", "Comedy"][i % 2]) for i in range(300)]
+    triples += [(f"Film {i}", "starred_actors", f"Actor {i}") for i in range(300)]
+    kg = KnowledgeGraph.from_triples(triples)
+    kg = kg.with_embeddings(embedder.embed(kg.node_texts), embedder.embed(kg.relation_texts))
+    retriever = PathRetriever(kg, embedder.embed)
+    question = "what kind of film is Film 7"
+    result = retriever.retrieve(question, embedder.embed([question])[0])
+    assert result.categorical == {("has_genre", FORWARD)}
+    item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
+                   embedder.embed([question])[0])
+    assert [item.view.node_texts[n] for n in reading.answers] == ["Comedy"]
+    other = "who starred in Film 7"
+    assert retriever.retrieve(other, embedder.embed([other])[0]).categorical == frozenset()
