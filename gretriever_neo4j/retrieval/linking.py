@@ -377,7 +377,8 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
     mentions = candidate_mentions(strip_topic_markers(question), max_n)
     hits = backend.mention_hits([m.text for m in mentions], graph, hits_per_mention) if mentions else []
     maximal = _maximal(_exact_matches(mentions, hits))
-    relation_words = backend.relation_words(graph) if maximal and hasattr(backend, "relation_words") else frozenset()
+    relation_words = ((backend.relation_words(graph) if hasattr(backend, "relation_words") else frozenset())
+                      if maximal or (prior is None and question_vector is not None) else frozenset())
     exact = _order_exact(maximal, prior, relation_words)
     # Fulltext ranking: a node's best rank in any mention's list, longer mentions first among equal ranks.
     best: dict[str, tuple[int, int]] = {}
@@ -401,20 +402,22 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
                                            for key in exact_keys],
                       exact_name_relations=[names_a_relation(first_match[key].mention.tokens, relation_words)
                                             for key in exact_keys],
-                      guessed=[] if prior is not None else guess(question, vector_hits))
+                      guessed=[] if prior is not None else guess(question, vector_hits, relation_words))
 
 
 GUESS_DEGREE = 0.1  # per unit of log(1 + edges): of the nodes a question may mean, the better known
 GUESS_RANK = 0.03  # per place down the vector ranking
 
 
-def guess(question: str, hits: Sequence[TextHit]) -> list[str]:
+def guess(question: str, hits: Sequence[TextHit], relation_words: frozenset[str] = frozenset()) -> list[str]:
     """Keys of vector hits, most probably meant first, for a question that writes no name out in full
     ("what state does romney live in"): the share of the name the question says (`name_overlap`), plus
     `GUESS_DEGREE` * log(1 + edges), less `GUESS_RANK` per place in the vector ranking. On the 292 WebQSP test
     questions with no usable exact match this took the topic first 190 times, the vector ranking alone 171, the
-    fused ranking 141 (the weights from a small grid there)."""
-    words = [w for w in analyzer_tokens(strip_topic_markers(question)) if w not in STOP_WORDS]
+    fused ranking 141 (the weights from a small grid there). A question word that names a relation says nothing
+    of the entity ("what else did ben franklin invent": "invent" is `inventions`' word, not "Inventor")."""
+    words = [w for w in analyzer_tokens(strip_topic_markers(question))
+             if w not in STOP_WORDS and not names_a_relation((w,), relation_words)]
     scored = [(name_overlap(hit.text, words) + GUESS_DEGREE * math.log1p(hit.degree) - GUESS_RANK * rank, -rank,
                hit.key) for rank, hit in enumerate(hits)]
     return [key for *_, key in sorted(scored, reverse=True)]

@@ -66,14 +66,16 @@ def names_a_relation(tokens: Sequence[str], relation_words: frozenset[str]) -> b
 @functools.lru_cache(maxsize=65536)
 def word_lemmas(word: str) -> frozenset[str]:
     """The word, its English lemmas under every part of speech ("spoken" -> speak, "countries" -> country,
-    "wrote" -> write; lemminflect's dictionary) and, for an agent noun, its verb ("writers" -> write,
-    "director" -> direct, "creator" -> create)."""
+    "wrote" -> write; lemminflect's dictionary) and, for an agent noun or an action noun, its verb ("writers"
+    -> write, "director" -> direct, "inventions" -> invent)."""
     from lemminflect import getAllLemmas
 
     lemmas = {word, *(lemma for found in getAllLemmas(word).values() for lemma in found)}
     for lemma in list(lemmas):
         if len(lemma) > 5 and lemma.endswith(("er", "or")):
             lemmas.update({lemma[:-2], lemma[:-2] + "e", lemma[:-1]})
+        if len(lemma) > 6 and lemma.endswith("ion"):  # "inventions" -> invent, "creation" -> create
+            lemmas.update({lemma[:-3], lemma[:-3] + "e"})
     return frozenset(lemmas)
 
 

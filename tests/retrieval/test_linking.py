@@ -232,6 +232,18 @@ def test_without_an_exact_match_the_vector_hits_are_guessed_by_what_the_question
                       None, k=2, vector_k=3, prior=prior).guessed == []  # trained linking keeps the fused ranking
 
 
+def test_a_question_word_that_names_a_relation_says_nothing_of_the_entity():
+    kg = _kg([("Benjamin Franklin", "law.inventor.inventions", "Bifocals"),
+              ("Benjamin Franklin", "law.inventor.inventions", "Lightning rod"),
+              ("Eli Whitney", "people.person.profession", "Inventor")])
+    nearest = {"Inventor": 1.0, "Benjamin Franklin": 0.8}
+    vectors = np.asarray([[nearest.get(k, 0.0), 1.0 - nearest.get(k, 0.0), 0, 0] for k in kg.node_keys], np.float32)
+    kg = kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+    result = link_seeds("what else did ben franklin invent", np.asarray([1, 0, 0, 0], np.float32),
+                        InMemoryLinking(kg), None, k=2, vector_k=2)
+    assert result.guessed == ["Benjamin Franklin", "Inventor"]  # "invent" is the word of `inventions`
+
+
 def test_link_seeds_refuses_unknown_backends():
     with pytest.raises(InputError, match="store_like"):
         link_seeds("q", None, object(), None)

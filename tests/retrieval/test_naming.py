@@ -28,4 +28,5 @@ def test_word_lemmas_know_irregular_forms_and_agent_nouns():
     assert "speak" in word_lemmas("spoken")
     assert "write" in word_lemmas("wrote") and "write" in word_lemmas("writers")
     assert "direct" in word_lemmas("director")
+    assert "invent" in word_lemmas("inventions") and "create" in word_lemmas("creation")
     assert word_lemmas("seattle") == {"seattle"}
