@@ -28,10 +28,6 @@ A question that asks for a category ("what kind of film is X", "what types are t
 answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
 counted over the whole graph by the retrieval): a signature ending on such a step earns `CATEGORY_GAIN`.
 
-Word order is path order: a relation named further from the anchor comes later on the way out from it ("who
-acted in the movies directed by the director of X" goes out by `directed by`, ends on `starred actors`), each
-consecutive pair in that order earning `ORDER_GAIN`, each against it costing as much.
-
 A signature that goes out and back along one relation (`directed_by> <directed_by`: the other films of X's
 director) answers a question about what X *shares* with others. It earns `ROUND_TRIP` when the question says
 something is shared — a sharing word ("same", "share", "also", "together", "other") or the relation named twice
@@ -44,8 +40,7 @@ coverage + precision + reading alone 0.79/0.57/0.19 (1/2/3-hop); + round trips 0
 capped precision 0.78/0.88/0.61; + naming words only 0.81/0.89/0.66; hop cost 0.05 0.83/0.90/0.64; + shared
 stems and one relation per word 0.85/0.97/0.77 (another 300 per hop: 0.85/0.94/0.72); + lemmas (lemminflect)
 0.85/0.97/0.77; + named on either side of X 0.85/0.97/0.79 (another 300: 0.85/0.95/0.75); + categorical steps
-0.87/0.99/0.82 (another 300: 0.87/0.99/0.79); + relations named in path order (`in_order`, `ORDER_GAIN` per
-consecutive pair) 0.87/0.995/0.85 (another 300: 0.87/0.99/0.81); WebQSP with its topics given: unchanged.
+0.87/0.99/0.82 (another 300: 0.87/0.99/0.79).
 
 Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
 precision only, and cached by text (it does not depend on the question). Everything is a pure function of
@@ -78,7 +73,6 @@ WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last
 WHO = frozenset({"who", "whom", "whose"})
 ROUND_TRIP = 0.15
 CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
-ORDER_GAIN = 0.1  # per pair of consecutive relations named in the order the signature takes them (see `in_order`)
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 LEXICAL = 0.8  # the similarity a shared stem counts as
 STEM = 4  # letters two words share at their start (or a long word holds) to share a stem
@@ -106,38 +100,6 @@ def anchor_sides(masked_question: str) -> list[int]:
             sides.append(1 if owned else side)
         previous = token
     return sides
-
-
-def mention_distances(masked_question: str, words: Sequence[str], word_relation: np.ndarray,
-                      naming: np.ndarray) -> dict[int, int]:
-    """For each relation some naming word names best, how many content words lie between the nearest such word
-    and the anchor's placeholder (none when the question has no placeholder)."""
-    tokens = [t for t in analyzer_tokens(masked_question) if t not in STOP_WORDS]
-    if PLACEHOLDER not in tokens or len(words) == 0:
-        return {}
-    anchor = tokens.index(PLACEHOLDER)
-    positions = [i for i, t in enumerate(tokens) if t != PLACEHOLDER]
-    if len(positions) != len(words):
-        return {}
-    out: dict[int, int] = {}
-    for i, relation in enumerate(word_relation.argmax(axis=1).tolist()):
-        if naming[i]:
-            distance = abs(positions[i] - anchor)
-            out[relation] = min(distance, out.get(relation, distance))
-    return out
-
-
-def in_order(signature: Sequence[Step], distances: dict[int, int]) -> int:
-    """Consecutive named relations of the signature (from the anchor out) whose mentions lie further from the
-    anchor, less those that lie nearer: "who acted in the movies directed by the director of X" names `directed by`
-    next to X and `starred actors` far from it, so the path goes out by `directed by` and ends on `starred
-    actors`."""
-    seen: list[int] = []
-    for relation, _ in signature:
-        if int(relation) in distances and int(relation) not in seen:
-            seen.append(int(relation))
-    steps = [distances[r] for r in seen]
-    return sum((b > a) - (b < a) for a, b in zip(steps, steps[1:]))
 
 
 def word_grams(words: Sequence[str]) -> list[str]:
@@ -298,7 +260,6 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
     category = bool(categorical) and asks_for_a_category(masked_question)
-    distances = mention_distances(masked_question, words, word_relation, naming)
     sides = anchor_sides(masked_question)
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
     first = np.empty(len(used))
@@ -314,8 +275,6 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             first[i] -= WHO_BACKWARD_COST
         if category and tuple(signatures[s][-1]) in categorical:
             first[i] += CATEGORY_GAIN
-        if len(distances) > 1:
-            first[i] += ORDER_GAIN * in_order(signatures[s], distances)
         trips = round_trips(signatures[s])
         if trips:
             first[i] += ROUND_TRIP if sharing or trips & twice else -ROUND_TRIP

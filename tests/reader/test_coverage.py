@@ -142,24 +142,6 @@ def test_two_words_of_one_relation_on_either_side_of_the_anchor_name_it_twice(ve
     assert anchor_sides("who starred in it") == [-1]  # no placeholder
 
 
-def test_relations_named_further_from_the_anchor_come_later_in_the_path():
-    from gretriever_neo4j.reader.coverage import in_order, mention_distances
-
-    question = "who acted in the movies directed by the director of X"
-    words = content_words(question)
-    assert words == ["acted", "movies", "directed", "director"]
-    # columns: directed by, starred actors; "movies" names neither clearly
-    word_relation = np.asarray([[0.2, 0.8], [0.5, 0.5], [0.9, 0.3], [0.8, 0.3]])
-    naming = np.asarray([True, False, True, True])
-    distances = mention_distances(question, words, word_relation, naming)
-    assert distances == {0: 1, 1: 4}
-    directors_films_actors = ((DIRECTED, FORWARD), (DIRECTED, BACKWARD), (STARRED, FORWARD))
-    actors_films_directors = ((STARRED, FORWARD), (STARRED, BACKWARD), (DIRECTED, FORWARD))
-    assert in_order(directors_films_actors, distances) == 1
-    assert in_order(actors_films_directors, distances) == -1
-    assert mention_distances("who acted in it", ["acted"], word_relation[:1], naming[:1]) == {}  # no anchor
-
-
 def test_going_out_and_back_wins_only_when_the_question_asks_what_is_shared(vectors):
     directors = ((DIRECTED, FORWARD),)
     their_films = ((DIRECTED, FORWARD), (DIRECTED, BACKWARD))
