@@ -56,7 +56,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.naming import word_lemmas
+from gretriever_neo4j.retrieval.naming import common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import (
     CATEGORY_WORDS,
     FORWARD,
@@ -147,11 +147,7 @@ def _stem_match(a: str, b: str) -> bool:
         return False
     if word_lemmas(a) & word_lemmas(b):  # "wrote" / `written`, "spoken" / "speak": no shared prefix
         return True
-    common = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        common += 1
+    common = common_prefix(a, b)
     return common >= STEM or (len(a) > 6 and b[:STEM] in a) or (len(b) > 6 and a[:STEM] in b)
 
 

@@ -9,6 +9,7 @@ above unrelated ones.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -50,11 +51,12 @@ def relation_name_words(relation_texts: Iterable[str]) -> frozenset[str]:
     return frozenset(words)
 
 
-def names_a_relation(tokens: Sequence[str], relation_words: frozenset[str]) -> bool:
+@functools.lru_cache(maxsize=65536)
+def names_a_relation(tokens: tuple[str, ...], relation_words: frozenset[str]) -> bool:
     """The mention's word shares a lemma ("speak" / `spoken`, "countries" / `country`) or most of its stem
     ("director" / `directed`; "seattle" does not name `seats`) with a word of a relation's name; a mention of
     several words must share a lemma word by word ("official language"; "dolly parton" does not name `dolls`,
-    `part of`)."""
+    `part of`). Cached: linking asks it of the same mentions when ordering, keeping and guessing."""
     content = [t for t in tokens if t not in STOP_WORDS]
     if not content or not relation_words:
         return False
@@ -79,14 +81,15 @@ def word_lemmas(word: str) -> frozenset[str]:
     return frozenset(lemmas)
 
 
+def common_prefix(a: str, b: str) -> int:
+    """How many letters two words share at their start."""
+    return len(os.path.commonprefix([a, b]))
+
+
 def _shares_stem(word: str, other: str) -> bool:
     if word == other or word_lemmas(word) & word_lemmas(other):
         return True
-    common = 0
-    for a, b in zip(word, other):
-        if a != b:
-            break
-        common += 1
+    common = common_prefix(word, other)
     return common >= 4 and common >= len(word) - 2 and common >= len(other) - 3
 
 
