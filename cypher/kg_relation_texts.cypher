@@ -1,4 +1,5 @@
 // The distinct relation texts of one graph (relation-path retrieval embeds them once, humanized).
 // params: $graph
-MATCH ()-[r:REL {graph: $graph}]->()
-RETURN DISTINCT r.text AS text
+MATCH (t:Relation {graph: $graph})
+WHERE EXISTS { MATCH ()-[:REL {graph: $graph, text: t.text}]->() }
+RETURN t.text AS text

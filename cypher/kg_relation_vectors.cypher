@@ -1,9 +1,5 @@
-// One stored vector per relation text of one graph (all edges with a text share its vector).
+// One stored vector per relation text of one graph (all edges with a text share its (:Relation)).
 // params: $graph, $texts
-UNWIND $texts AS wanted
-CALL (wanted) {
-  MATCH (:Node {graph: $graph})-[r:REL {text: wanted}]->()
-  RETURN r.embedding AS embedding
-  LIMIT 1
-}
-RETURN wanted AS text, embedding
+MATCH (t:Relation {graph: $graph})
+WHERE t.text IN $texts
+RETURN t.text AS text, t.embedding AS embedding

@@ -1,14 +1,17 @@
 // For each frontier node: its own similarity to the question, and its incident edges best first, capped at
 // $fanout, each with the similarity of the edge text and of the node at the other end. Similarities are Neo4j's
 // normalised cosine, (1 + cos) / 2; the order is by their sum (the contract of neighbourhood.expand).
-// $relation_scores (a map text -> score, or null): edge scores the client already knows (a KG's edges share a
-// handful of relation texts), so that a hub's thousands of edge vectors are not read; other texts are scored here.
+// $relation_scores (a map text -> score, or null): edge scores the client already knows (a graph's edges share a
+// handful of relation texts); other texts are scored here, from their (:Relation).
 // params: $graph, $frontier, $vector, $fanout, $relation_scores
 UNWIND $frontier AS frontier_key
 MATCH (u:Node {graph: $graph, key: frontier_key})
 CALL (u) {
   MATCH (u)-[r:REL]-(v:Node)
-  WITH r, v, coalesce($relation_scores[r.text], vector.similarity.cosine(r.embedding, $vector)) AS edge_score,
+  WITH r, v, coalesce($relation_scores[r.text],
+                      COLLECT { MATCH (t:Relation {graph: $graph, text: r.text})
+                                RETURN vector.similarity.cosine(t.embedding, $vector) }[0])
+             AS edge_score,
        vector.similarity.cosine(v.embedding, $vector) AS neighbour_score
   ORDER BY edge_score + neighbour_score DESC, v.key ASC, r.text ASC, elementId(r) ASC
   LIMIT $fanout

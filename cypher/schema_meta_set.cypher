@@ -1,2 +1,2 @@
-// params: $embedder, $dim
-MERGE (m:GqaMeta {id: 'schema'}) SET m.embedder = $embedder, m.dim = $dim, m.updated = datetime()
+// params: $embedder, $dim, $layout
+MERGE (m:GqaMeta {id: 'schema'}) SET m.embedder = $embedder, m.dim = $dim, m.layout = $layout, m.updated = datetime()

@@ -76,5 +76,5 @@ def store(neo4j_driver, neo4j_settings, embedder):
     neo4j_driver.execute_query(
         "MATCH (n:Node) WHERE n.graph STARTS WITH $p OR n.dataset STARTS WITH $p DETACH DELETE n", p=prefix)
     neo4j_driver.execute_query(
-        "MATCH (x) WHERE (x:Graph OR x:Question OR x:Retrieval) AND "
+        "MATCH (x) WHERE (x:Graph OR x:Question OR x:Retrieval OR x:Relation) AND "
         "(x.id STARTS WITH $p OR x.dataset STARTS WITH $p OR x.graph STARTS WITH $p) DETACH DELETE x", p=prefix)

@@ -81,6 +81,9 @@ class FakeStore:
     def embedder_info(self) -> tuple[str, int] | None:
         return self.embedder
 
+    def check_layout(self) -> None:
+        pass
+
     def node_refs(self, graph: str, keys) -> dict[str, str]:
         return {key: f"node:{graph}:{key}" for key in keys}
 

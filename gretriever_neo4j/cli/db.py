@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from gretriever_neo4j.cli.app import app, console
+from gretriever_neo4j.cli.app import app, console, store_session
 
 db_app = typer.Typer(help="Run the bundled Neo4j server (assembled from Maven Central).", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -24,6 +24,32 @@ def db_start(heap: Optional[str] = typer.Option(None, help="JVM heap, e.g. 2g [e
     with console.status("starting Neo4j (the first start downloads ~140 MB of jars from Maven Central)…"):
         status = server.start(server.default_layout(), heap=heap, pagecache=pagecache)
     _print_status(status)
+    _migrate(only_if_needed=True)
+
+
+@db_app.command("migrate")
+def db_migrate(batch: int = typer.Option(10_000, "--batch-size", min=1, help="items per transaction")) -> None:
+    """Bring a store written by an earlier gqa to this version's layout (one vector per relation text instead of
+    one per edge); re-runnable, counts checked. `gqa db start` does it on its own when needed."""
+    _migrate(only_if_needed=False, batch=batch)
+
+
+def _migrate(*, only_if_needed: bool, batch: int = 10_000) -> None:
+    from gretriever_neo4j.store.migrate import migrate, needs_migration
+
+    with store_session() as store:
+        if only_if_needed and not needs_migration(store):
+            return
+        with console.status("migrating the store to one vector per relation text…") as status:
+            report = migrate(store, batch=batch, on_progress=lambda p: status.update(
+                f"migrating: {p.stage} {p.done:,}" + (f" of {p.total:,}" if p.total else "")))
+    if not report.migrated:
+        console.print(f"the store is at layout {report.layout_after or '(empty)'}: nothing to migrate")
+        return
+    before, after = report.before, report.after
+    console.print(f"[green]migrated[/]: {after['edges']:,} edges (as before) now share "
+                  f"{after['relation_vectors']:,} relation vectors instead of carrying "
+                  f"{before['edge_vectors']:,} copies")
 
 
 @db_app.command("stop")

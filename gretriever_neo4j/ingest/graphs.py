@@ -3,9 +3,9 @@
 `sync`: the stored graph is made equal to the source (`SourceIndex`): what the source no longer holds is
 deleted afterwards, in batches.
 
-Idempotent and resumable: nodes and edges are merged on their identity, and a batch first asks the store which of
-its nodes and edges are already stored with a vector, so a second run (or the rest of an interrupted one) embeds
-and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
+Idempotent and resumable: nodes, relation texts and edges are merged on their identity, and a batch first asks the
+store which of them are already stored with a vector (an edge's is its relation text's, stored once per graph), so
+a second run (or the rest of an interrupted one) embeds and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
 malformed row anywhere fails the run before anything is written.
 """
 
@@ -132,17 +132,21 @@ def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: Ingest
 
     node_rows = list(nodes.values())
     edge_rows = list(edges.values())
+    relation_rows = list({(row["graph"], row["text"]): {"graph": row["graph"], "dataset": row["dataset"],
+                                                         "text": row["text"]} for row in edge_rows}.values())
     have_nodes = store.embedded_nodes([{**row, "i": i} for i, row in enumerate(node_rows)])
     have_edges = store.embedded_edges([{**row, "i": i} for i, row in enumerate(edge_rows)])
+    have_relations = store.embedded_relations([{**row, "i": i} for i, row in enumerate(relation_rows)])
     node_rows = [row for i, row in enumerate(node_rows) if i not in have_nodes]
     edge_rows = [row for i, row in enumerate(edge_rows) if i not in have_edges]
+    relation_rows = [row for i, row in enumerate(relation_rows) if i not in have_relations]
 
-    batch = WriteBatch(graphs=list(graphs.values()), questions=questions)
+    batch = WriteBatch(graphs=list(graphs.values()), questions=questions, edges=edge_rows)
     t0 = time.perf_counter()
     batch.nodes, batch.node_vectors = _with_vectors(node_rows, embed)
-    batch.edges, batch.edge_vectors = _with_vectors(edge_rows, embed)
+    batch.relations, batch.relation_vectors = _with_vectors(relation_rows, embed)
     report.embed_seconds += time.perf_counter() - t0
-    report.texts_embedded += len(batch.node_vectors) + len(batch.edge_vectors)
+    report.texts_embedded += len(batch.node_vectors) + len(batch.relation_vectors)
     return batch
 
 

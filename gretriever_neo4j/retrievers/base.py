@@ -135,9 +135,11 @@ class RetrievalContext:
         return self.recorder.browser_url
 
     def check_schema(self) -> None:
-        """The stored vectors and the embedder agree in width (else every similarity would be wrong)."""
+        """The stored vectors and the embedder agree in width (else every similarity would be wrong), in the
+        layout this version reads."""
         if self._checked_schema:
             return
+        self.store.check_layout()
         stored = self.store.embedder_info()
         if stored is None:
             raise DatabaseError("the database holds no graph yet: load one with `gqa ingest …`")

@@ -93,15 +93,14 @@ class StaticRetriever:
 
     def _relation_cos(self, graph: str, vector: np.ndarray) -> dict[str, float]:
         """The question's cosine to every relation text of a KG, from the stored relation vectors, read again only
-        when the graph's version moved (a write since): its relation texts are a scan of every edge. A text the
-        table lacks is scored in Cypher, so a table a write behind is never wrong, only slower."""
+        when the graph's version moved (a write since). A text the table lacks is scored in Cypher, so a table a
+        write behind is never wrong, only slower."""
         version = self.store.graph_version(graph)
         with self._relations_lock:
             known = self._relations.get(graph)
         if known is None or known[0] != version:
-            texts = self.store.kg_relation_texts(graph)
-            stored = self.store.kg_relation_vectors(graph, texts)
-            texts = [t for t in texts if stored.get(t) is not None]
+            stored = self.store.graph_relations(graph)
+            texts = sorted(t for t, v in stored.items() if v is not None)
             rows = np.asarray([stored[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
             rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
             known = (version, texts, rows)

@@ -8,11 +8,14 @@ rows and parameters look like: `store.rows`; the statistics tallied from their r
 
 Stored model:
   (:Node {graph, key, dataset, text, embedding})         unique on (graph, key)
-  (:Node)-[:REL {graph, dataset, text, embedding}]->(:Node)  identified by (src, text, dst)
+  (:Node)-[:REL {graph, dataset, text}]->(:Node)          identified by (src, text, dst)
+  (:Relation {graph, text, dataset, embedding})           unique on (graph, text): the one vector every edge
+                                                          with that text in that graph shares (layout 2)
   (:Graph {id, dataset, kind})                            one per stored graph, empty graphs included
   (:Question {dataset, qid, text, answers, split, graph, topic_entities})
   (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`
-  (:GqaMeta {id: 'schema', embedder, dim})                which embedder made the stored vectors
+  (:GqaMeta {id: 'schema', embedder, dim, layout})        which embedder made the stored vectors; layout 2
+                                                          (null: edges carry vectors, `gqa db migrate`)
 """
 
 from __future__ import annotations
@@ -31,17 +34,18 @@ from gretriever_neo4j.store.driver import open_driver, said_unavailable
 from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, record_dict, vectors_param, with_cos
 from gretriever_neo4j.store.statistics import tally_statistics
 
-__all__ = ["FULLTEXT_INDEX", "NODE_VECTOR_INDEX", "REL_VECTOR_INDEX", "GraphStore", "WriteBatch", "connected",
-           "open_driver", "vectors_param"]
+__all__ = ["FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATION_VECTOR_INDEX", "GraphStore", "WriteBatch",
+           "connected", "open_driver", "vectors_param"]
 
 NODE_VECTOR_INDEX = "node_embedding"
-REL_VECTOR_INDEX = "rel_embedding"
+RELATION_VECTOR_INDEX = "relation_embedding"
 FULLTEXT_INDEX = "node_text"
+LAYOUT = 2  # one vector per (graph, relation text) on a (:Relation); 1 (stored as null): a vector on every edge
 
 _SCHEMA_STATEMENTS = (
     "schema_node_key", "schema_graph_id", "schema_question_key", "schema_retrieval_id",
     "schema_node_graph_index", "schema_node_dataset_index", "schema_rel_graph_index",
-    "schema_question_split_index", "schema_node_fulltext",
+    "schema_question_split_index", "schema_node_fulltext", "schema_relation_key", "schema_rel_text_index",
 )
 _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 
@@ -73,10 +77,21 @@ class GraphStore:
         rows = self.read("schema_meta_get")
         return (rows[0]["embedder"], int(rows[0]["dim"])) if rows else None
 
+    def layout(self) -> int | None:
+        """The stored layout (`LAYOUT`: relation vectors shared), 1 for a store written before it, None: empty."""
+        rows = self.read("schema_meta_get")
+        return (rows[0]["layout"] or 1) if rows else None
+
+    def check_layout(self) -> None:
+        """A store whose edges still carry their own vectors is read by nothing here until migrated."""
+        if self.layout() not in (None, LAYOUT):
+            raise ConfigError("this database keeps a vector on every edge (written by an earlier version of gqa): "
+                              "run `gqa db migrate` once to share one vector per relation text")
+
     def ensure_schema(self, embedder: str, dim: int, *, reembed: bool = False) -> bool:
         """Creates constraints and indexes. Returns True when stored vectors were cleared for a new embedder."""
-        for name in _SCHEMA_STATEMENTS:
-            self.write(name)
+        self.check_layout()
+        self.ensure_structure()
         existing = self.embedder_info()
         cleared = False
         if existing is not None and existing != (embedder, dim):
@@ -86,19 +101,34 @@ class GraphStore:
                     f"not '{embedder}' ({dim}-d): "
                     f"use --embedder '{existing[0]}', or --reembed to re-embed every stored text with the new model")
             self.write("schema_drop_node_vector_index")
-            self.write("schema_drop_rel_vector_index")
+            self.write("schema_drop_relation_vector_index")
             self._clear_embeddings()
             cleared = True
+        self.ensure_vector_indexes(dim)
+        self.write("schema_meta_set", embedder=embedder, dim=int(dim), layout=LAYOUT)
+        return cleared
+
+    def ensure_structure(self) -> None:
+        """Constraints, property and fulltext indexes (idempotent)."""
+        for name in _SCHEMA_STATEMENTS:
+            self.write(name)
+
+    def run_in_transactions(self, name: str, **params: Any) -> None:
+        """An auto-commit statement (`CALL {…} IN TRANSACTIONS`): too large for one transaction, it commits its
+        batches as it goes."""
+        query = cypher.load(name)
+        with self._driver.session(database=self.database) as session:
+            session.run(query.text, query.bind(**params)).consume()
+
+    def ensure_vector_indexes(self, dim: int) -> None:
         # Unquantised: exact scores keep the Neo4j path equal to the in-memory reference.
         options = {"indexConfig": {"vector.dimensions": int(dim), "vector.similarity_function": "cosine",
                                    "vector.quantization.enabled": False}}
         self.write("schema_node_vector_index", options=options)
-        self.write("schema_rel_vector_index", options=options)
-        self.write("schema_meta_set", embedder=embedder, dim=int(dim))
-        return cleared
+        self.write("schema_relation_vector_index", options=options)
 
     def _clear_embeddings(self, batch: int = 10_000) -> None:
-        for name in ("embeddings_clear_nodes", "embeddings_clear_rels"):
+        for name in ("embeddings_clear_nodes", "embeddings_clear_relations"):
             while self.write(name, batch=batch)[0]["cleared"]:
                 pass
 
@@ -116,9 +146,16 @@ class GraphStore:
         return {r["i"] for r in self.read("nodes_embedded", rows=list(rows))}
 
     def embedded_edges(self, rows: Sequence[dict[str, Any]]) -> set[int]:
+        """Indices of edge rows (graph, src, text, dst, i) already stored, with their relation's vector."""
         if not rows:
             return set()
         return {r["i"] for r in self.read("edges_embedded", rows=list(rows))}
+
+    def embedded_relations(self, rows: Sequence[dict[str, Any]]) -> set[int]:
+        """Indices of relation rows (graph, text, i) already stored with a vector."""
+        if not rows:
+            return set()
+        return {r["i"] for r in self.read("relations_embedded", rows=list(rows))}
 
     def write_batch(self, batch: WriteBatch) -> None:
         """One transaction: a failure leaves nothing of the batch behind."""
@@ -129,8 +166,11 @@ class GraphStore:
             if batch.nodes:
                 written = self._tx(tx, "nodes_upsert", rows=batch.nodes, vectors=batch.node_vectors)
                 _expect(written, len(batch.nodes), "nodes")
+            if batch.relations:
+                written = self._tx(tx, "relations_upsert", rows=batch.relations, vectors=batch.relation_vectors)
+                _expect(written, len(batch.relations), "relation texts")
             if batch.edges:
-                written = self._tx(tx, "edges_upsert", rows=batch.edges, vectors=batch.edge_vectors)
+                written = self._tx(tx, "edges_upsert", rows=batch.edges)
                 _expect(written, len(batch.edges), "edges (an endpoint is missing)")
             if batch.questions:
                 self._tx(tx, "questions_upsert", rows=batch.questions)
@@ -145,10 +185,10 @@ class GraphStore:
         return int(records[0]["written"]) if records and "written" in records[0].keys() else 0
 
     def reembed(self, embed, batch: int = 2000) -> int:
-        """Embeds every node and relationship text that has no vector (after an embedder change)."""
+        """Embeds every node and relation text that has no vector (after an embedder change)."""
         done = 0
         for page_query, set_query in (("nodes_without_embedding", "nodes_set_embedding"),
-                                      ("rels_without_embedding", "rels_set_embedding")):
+                                      ("relations_without_embedding", "relations_set_embedding")):
             while rows := self.read(page_query, batch=batch):
                 texts = list(dict.fromkeys(r["text"] or "" for r in rows))
                 vectors = embed(texts)
@@ -228,11 +268,22 @@ class GraphStore:
         return {row["key"]: row["ref"] for row in self.read("node_refs", graph=graph, keys=list(keys))}
 
     def graph_edges(self, graph: str, refs: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """Edges by element id in the order given, or else every edge of the graph in natural order."""
+        """Edges with their relation's vector, by element id in the order given, or else every edge of the graph
+        in natural order."""
         if refs is not None:
-            return self.read("edges_by_ref", refs=list(refs)) if refs else []
-        rows = self.read("graph_edges", graph=graph)
-        return sorted(rows, key=lambda row: (natural_key(row["src"]), natural_key(row["dst"]), row["text"]))
+            rows = self.read("edges_by_ref", refs=list(refs)) if refs else []
+        else:
+            rows = sorted(self.read("graph_edges", graph=graph),
+                          key=lambda row: (natural_key(row["src"]), natural_key(row["dst"]), row["text"]))
+        if rows:
+            vectors = self.graph_relations(graph)
+            for row in rows:
+                row["embedding"] = vectors.get(row["text"])
+        return rows
+
+    def graph_relations(self, graph: str) -> dict[str, list[float] | None]:
+        """text -> vector of every relation text of one graph."""
+        return {row["text"]: row["embedding"] for row in self.read("graph_relations", graph=graph)}
 
     def record_retrieval(self, *, id: str, question: str, graph: str, params: str, node_refs: list[str],
                          rel_refs: list[str], textualized: str, timings: str) -> str:
@@ -290,7 +341,8 @@ class GraphStore:
         run again). The version bump first tells caches to let go of the graph. Returns the counts deleted."""
         self.bump_graph_version(graph)
         deleted: dict[str, int] = {}
-        for kind, name in (("edges", "drop_rels_batch"), ("nodes", "drop_nodes_batch"),
+        for kind, name in (("edges", "drop_rels_batch"), ("relations", "drop_relations_batch"),
+                           ("nodes", "drop_nodes_batch"),
                            ("questions", "drop_questions_batch"), ("retrievals", "drop_retrievals_batch")):
             deleted[kind] = 0
             while count := int(self.write(name, graph=graph, batch=int(batch))[0]["deleted"]):
@@ -300,8 +352,12 @@ class GraphStore:
         return deleted
 
     def delete_edges(self, graph: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
-        """Deletes edges given as (src, text, dst) rows, one transaction per `batch`."""
-        return self._delete_in_batches("sync_delete_edges", "rows", rows, batch, graph=graph)
+        """Deletes edges given as (src, text, dst) rows, one transaction per `batch`, then the relation texts no
+        edge carries any more."""
+        deleted = self._delete_in_batches("sync_delete_edges", "rows", rows, batch, graph=graph)
+        if deleted:
+            self.write("sync_delete_relations", graph=graph)
+        return deleted
 
     def delete_nodes(self, graph: str, keys: Sequence[str], batch: int = 5000) -> int:
         return self._delete_in_batches("sync_delete_nodes", "keys", keys, batch, graph=graph)

@@ -16,8 +16,10 @@ class WriteBatch:
     graphs: list[dict[str, Any]] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, key, text, vector
     node_vectors: list[list[float]] = field(default_factory=list)
-    edges: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, src, text, dst, vector
-    edge_vectors: list[list[float]] = field(default_factory=list)
+    relations: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, text, vector
+    relation_vectors: list[list[float]] = field(default_factory=list)
+    edges: list[dict[str, Any]] = field(default_factory=list)  # graph, dataset, src, text, dst (written after
+    # their relations: an edge's vector is its (graph, text)'s)
     questions: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -55,7 +55,8 @@ def test_drop_removes_everything_of_the_graph_and_nothing_else(store, embedder, 
     assert declined.returncode == 1 and _counts(store, gone) == (31, 30, 10)
 
     deleted = store.drop_graph(gone, batch=7)  # several batches of each kind
-    assert deleted == {"edges": 30, "nodes": 31, "questions": 10, "retrievals": 1, "graph_records": 1}
+    assert deleted == {"edges": 30, "relations": 3, "nodes": 31, "questions": 10, "retrievals": 1,
+                       "graph_records": 1}
     counts = store.graph_counts(gone)
     assert (counts["nodes"], counts["edges"], counts["questions"], counts["retrievals"], counts["recorded"]) == (
         0, 0, 0, 0, False)
@@ -102,13 +103,13 @@ def test_interrupted_sync_then_rerun_is_exact(store, embedder, tmp_path, monkeyp
     _triples(path, changed)
     expected = ({n for h, _, t in changed for n in (h, t)}, set(changed))
 
-    # 1. interrupted while writing: the second batch's embedding fails.
+    # 1. interrupted while writing: embedding the new texts fails.
     calls = {"n": 0}
     original_embed = embedder.embed
 
     def failing_embed(texts):
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == 1:
             raise RuntimeError("injected failure while writing")
         return original_embed(texts)
 

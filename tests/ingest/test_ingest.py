@@ -155,8 +155,9 @@ def test_batch_with_missing_endpoint_rolls_back(store):
     batch = WriteBatch(graphs=[{"id": name, "dataset": name, "kind": "kg"}],
                        nodes=[{"graph": name, "dataset": name, "key": "a", "text": "a", "vector": 0}],
                        node_vectors=[[1.0] + [0.0] * 383],
-                       edges=[{"graph": name, "dataset": name, "src": "a", "text": "r", "dst": "missing", "vector": 0}],
-                       edge_vectors=[[1.0] + [0.0] * 383])
+                       relations=[{"graph": name, "dataset": name, "text": "r", "vector": 0}],
+                       relation_vectors=[[1.0] + [0.0] * 383],
+                       edges=[{"graph": name, "dataset": name, "src": "a", "text": "r", "dst": "missing"}])
     with pytest.raises(Exception, match="rolled back"):
         store.write_batch(batch)
     assert store.graph_info(name) is None and store.graph_nodes(name) == []

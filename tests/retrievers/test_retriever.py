@@ -137,7 +137,7 @@ def test_questions_and_graph_names_are_data(store, embedder, text):
     with pytest.raises(ConfigError, match="no stored graph"):
         StaticRetriever(RetrievalContext(store, embedder)).retrieve("what did franklin invent", graph=text)
     assert store.stats()[store.test_prefix] == before
-    assert {row["name"] for row in store.index_states()} == {"node_embedding", "rel_embedding", "node_text"}
+    assert {row["name"] for row in store.index_states()} == {"node_embedding", "relation_embedding", "node_text"}
 
 
 def test_bad_questions(store, embedder):

@@ -1,0 +1,2 @@
+// params:
+DROP INDEX relation_embedding IF EXISTS

@@ -1,0 +1,2 @@
+// params: $layout
+MATCH (m:GqaMeta {id: 'schema'}) SET m.layout = $layout, m.updated = datetime()

@@ -1,0 +1,67 @@
+"""`gqa db migrate`: a store written before relation vectors were shared (layout 1: every edge carried its
+relation text's 384-d vector, 1.5 KB per edge) becomes layout 2 (one `(:Relation {graph, text})` per text holds
+the vector; edges keep only their text).
+
+Re-runnable at any point: each step commits in batches and skips what is done (a relation that has its vector,
+an edge that has none), and the layout is marked only once the counts check out, so a run that is cut short is
+simply run again. Counts checked: edges before = after; every (graph, text) of the edges that had a vector has
+a (:Relation) with one; no edge keeps a vector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gretriever_neo4j.errors import DatabaseError
+from gretriever_neo4j.progress import OnProgress, notify
+from gretriever_neo4j.store.graph_store import LAYOUT, GraphStore
+
+
+@dataclass
+class MigrationReport:
+    layout_before: int | None
+    layout_after: int | None
+    before: dict[str, int] = field(default_factory=dict)  # cypher/migrate_counts.cypher's row
+    after: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def migrated(self) -> bool:
+        return self.layout_before != self.layout_after
+
+
+def needs_migration(store: GraphStore) -> bool:
+    return store.layout() not in (None, LAYOUT)
+
+
+def migrate(store: GraphStore, *, batch: int = 10_000, on_progress: OnProgress | None = None) -> MigrationReport:
+    """Brings the store to `LAYOUT`; a store already there (or empty) is left as it is."""
+    layout = store.layout()
+    if layout in (None, LAYOUT):
+        return MigrationReport(layout, layout)
+    before = store.read("migrate_counts")[0]
+    info = store.embedder_info()
+    store.ensure_structure()  # the (:Relation) key; its vector index comes last, once the vectors are in
+    notify(on_progress, "relation vectors", 0, before["texts"])
+    store.run_in_transactions("migrate_relations", batch=int(batch))
+    notify(on_progress, "relation vectors", before["texts"], before["texts"])
+    # Without its index first, removing 1.5 KB from every edge would also update an HNSW graph per edge.
+    store.write("schema_drop_rel_vector_index")
+    notify(on_progress, "edge vectors removed", 0, before["edge_vectors"])
+    store.run_in_transactions("migrate_clear_edge_vectors", batch=int(batch))
+    after = store.read("migrate_counts")[0]
+    notify(on_progress, "edge vectors removed", before["edge_vectors"], before["edge_vectors"])
+    problems = []
+    if after["edges"] != before["edges"]:
+        problems.append(f"{before['edges']:,} edges before, {after['edges']:,} after")
+    if after["edge_vectors"]:
+        problems.append(f"{after['edge_vectors']:,} edges still carry a vector")
+    if after["texts"] != before["texts"] or after["relation_vectors"] < before["texts_carried"]:
+        problems.append(f"{after['relation_vectors']:,} of {before['texts_carried']:,} relation texts have a vector")
+    if problems:
+        raise DatabaseError("the migration did not check out (" + "; ".join(problems) + "): nothing is marked "
+                            "migrated, run `gqa db migrate` again")
+    if info is not None:
+        store.ensure_vector_indexes(info[1])
+    store.write("schema_layout_set", layout=LAYOUT)
+    return MigrationReport(layout, LAYOUT, before=dict(before), after=dict(after))
+
