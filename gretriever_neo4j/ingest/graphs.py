@@ -5,8 +5,9 @@ deleted afterwards, in batches.
 
 Idempotent and resumable: nodes, relation texts and edges are merged on their identity, and a batch first asks the
 store which of them are already stored with a vector (an edge's is its relation text's, stored once per graph), so
-a second run (or the rest of an interrupted one) embeds and writes only what is missing. Unless bad rows are to be skipped, the source is read once without writing, so a
-malformed row anywhere fails the run before anything is written.
+a second run (or the rest of an interrupted one) embeds and writes only what is missing. Unless bad rows are to be
+skipped, the source is read once without writing, so a malformed row anywhere fails the run before anything is
+written.
 """
 
 from __future__ import annotations
