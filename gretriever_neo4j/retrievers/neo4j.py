@@ -20,7 +20,7 @@ from gretriever_neo4j.retrieval.candidates import CandidateGraph, ScoredCandidat
 from gretriever_neo4j.retrieval.in_memory import RetrievalResult, retrieve_from_candidates
 from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
-from gretriever_neo4j.retrieval.seeds import seed_nodes
+from gretriever_neo4j.retrieval.seeds import round_scores, seed_nodes
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since
 
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
@@ -37,7 +37,7 @@ class StaticRetriever:
     def __init__(self, context: RetrievalContext):
         self.context = context
         self.store, self.embedder = context.store, context.embedder
-        self._relations: dict[str, tuple[Any, list[str], np.ndarray]] = {}  # graph -> (version, texts, unit rows)
+        self._relations: dict[str, _Relations] = {}
         self._relations_lock = threading.Lock()
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
@@ -58,7 +58,7 @@ class StaticRetriever:
             seeds = self._seeds(vector, graph, params)
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
             started = time.perf_counter()
-            relation_cos = self._relation_cos(graph, vector) if info["kind"] == "kg" else None
+            relation_cos = self._relation_cos(graph, vector)
             candidate = self._neighbourhood(graph, vector, seeds, params, relation_cos)
             timings["neighbourhood"] = ms_since(started)
 
@@ -86,32 +86,48 @@ class StaticRetriever:
 
     def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams) -> list[str]:
         nodes = self.store.seed_nodes(vector, params.seed_k, graph)
-        edges = self.store.seed_edges(vector, params.seed_k_edges, graph)
+        edges = self._seed_edges(graph, vector, params.seed_k_edges)
         return seed_nodes([n["key"] for n in nodes], [n["cos"] for n in nodes],
                           [e["src"] for e in edges], [e["text"] for e in edges], [e["dst"] for e in edges],
                           [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
 
+    def _seed_edges(self, graph: str, vector: np.ndarray, k: int) -> list[dict[str, Any]]:
+        """The contenders for the top `k` edges: the edges of a relation text tie, so it is enough to take the first
+        `k` of each text (in `seeds.edge_rank_key` order) from the best texts down, a whole group of equal scores
+        at a time, until `k` are in hand; `seed_nodes` ranks them. Those first edges are kept per graph version."""
+        if k <= 0:
+            return []
+        relations = self._relations_of(graph)
+        cos = relations.cosines(vector)
+        groups: dict[float, list[str]] = {}
+        for text, score in zip(relations.texts, round_scores(cos).tolist()):
+            groups.setdefault(score, []).append(text)
+        by_text = dict(zip(relations.texts, cos.tolist()))
+        edges: list[dict[str, Any]] = []
+        for score in sorted(groups, reverse=True):
+            for text in groups[score]:
+                edges += [{**row, "cos": by_text[text]} for row in relations.first_edges(self.store, graph, text, k)]
+            if len(edges) >= k:
+                break
+        return edges
+
     def _relation_cos(self, graph: str, vector: np.ndarray) -> dict[str, float]:
-        """The question's cosine to every relation text of a KG, from the stored relation vectors, read again only
-        when the graph's version moved (a write since). A text the table lacks is scored in Cypher, so a table a
-        write behind is never wrong, only slower."""
+        """The question's cosine to every relation text of a graph. A text the table lacks is scored in Cypher,
+        so a table a write behind is never wrong, only slower."""
+        relations = self._relations_of(graph)
+        return dict(zip(relations.texts, relations.cosines(vector).tolist()))
+
+    def _relations_of(self, graph: str) -> _Relations:
+        """The graph's relation texts and vectors (one (:Relation) each), read again only when the graph's
+        version moved (a write since)."""
         version = self.store.graph_version(graph)
         with self._relations_lock:
             known = self._relations.get(graph)
-        if known is None or known[0] != version:
-            stored = self.store.graph_relations(graph)
-            texts = sorted(t for t, v in stored.items() if v is not None)
-            rows = np.asarray([stored[t] for t in texts], dtype=np.float64).reshape(len(texts), -1)
-            rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
-            known = (version, texts, rows)
+        if known is None or known.version != version:
+            known = _Relations(version, self.store.graph_relations(graph))
             with self._relations_lock:
                 self._relations[graph] = known
-        _, texts, rows = known
-        if not texts:
-            return {}
-        query = np.asarray(vector, dtype=np.float64).reshape(-1)
-        cos = rows @ (query / max(float(np.linalg.norm(query)), 1e-12))
-        return dict(zip(texts, cos.tolist()))
+        return known
 
     def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str], params: RetrievalParams,
                        relation_cos: Mapping[str, float] | None = None) -> ScoredCandidateGraph:
@@ -169,3 +185,34 @@ class StaticRetriever:
             [(n["key"], n["text"], n["embedding"]) for n in nodes],
             [(e["src"], e["text"], e["dst"], e["embedding"]) for e in edges],
             dim=self.embedder.dim, node_refs=[n["ref"] for n in nodes], edge_refs=[e["ref"] for e in edges])
+
+
+class _Relations:
+    """One graph's relation texts with unit vectors, and the first edges of each text in tie-break order, fetched
+    as seeds ask for them; valid for one graph version."""
+
+    MIN_FIRST = 16  # edges fetched per text at least, so that a larger seed_k_edges rarely needs a second read
+
+    def __init__(self, version: Any, vectors: Mapping[str, Any]):
+        self.version = version
+        self.texts = sorted(t for t, v in vectors.items() if v is not None)
+        rows = np.asarray([vectors[t] for t in self.texts], dtype=np.float64).reshape(len(self.texts), -1)
+        self.rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+        self._first: dict[str, tuple[list[dict[str, Any]], bool]] = {}  # text -> (first edges, all of them?)
+        self._lock = threading.Lock()
+
+    def cosines(self, vector: np.ndarray) -> np.ndarray:
+        if not self.texts:
+            return np.zeros(0)
+        query = np.asarray(vector, dtype=np.float64).reshape(-1)
+        return self.rows @ (query / max(float(np.linalg.norm(query)), 1e-12))
+
+    def first_edges(self, store, graph: str, text: str, k: int) -> list[dict[str, Any]]:
+        with self._lock:
+            rows, complete = self._first.get(text, ([], False))
+        if len(rows) < k and not complete:
+            asked = max(k, self.MIN_FIRST)
+            rows = store.relation_edges(graph, text, asked)
+            with self._lock:
+                self._first[text] = (rows, len(rows) < asked)
+        return rows[:k]

@@ -213,8 +213,9 @@ class GraphStore:
         asked for more until k hits fall in `graph`; past that, an exact scan of the graph answers."""
         return self._seeds("seed_nodes_vector", "seed_nodes_exact", vector, k, graph)
 
-    def seed_edges(self, vector: np.ndarray, k: int, graph: str | None) -> list[dict[str, Any]]:
-        return self._seeds("seed_edges_vector", "seed_edges_exact", vector, k, graph)
+    def relation_edges(self, graph: str, text: str, k: int) -> list[dict[str, Any]]:
+        """The first `k` edges with one relation text in (source key, target key) order: src, text, dst, ref."""
+        return self.read("relation_edges", graph=graph, text=text, k=int(k))
 
     def _seeds(self, by_index: str, by_scan: str, vector, k: int, graph) -> list[dict[str, Any]]:
         if k <= 0:

@@ -22,6 +22,24 @@ def test_onnx_and_pytorch_embeddings_agree(tmp_path, monkeypatch):
     assert embedder.embed_query(QUESTIONS[-1]).truncated  # past max_seq_length: cut the same way as PyTorch
 
 
+def test_a_batch_through_onnx_equals_pytorch_in_the_callers_order(tmp_path, monkeypatch):
+    """Ingest embeds batches through ONNX Runtime in length order; rows come back in the order asked."""
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    from gretriever_neo4j.embedding.embedder import Embedder
+
+    texts = [f"{word} {i}" * (1 + i % 7) for i, word in enumerate(["Heat", "directed_by", "Ewan McGregor"] * 50)]
+    texts += QUESTIONS
+    embedder = Embedder()
+    embedder.ONNX_BATCH = 16  # several batches, each of mixed lengths before sorting
+    reference = embedder._model.encode(texts, convert_to_numpy=True, normalize_embeddings=True,
+                                       show_progress_bar=False)
+    batch = embedder.embed(texts)
+    assert embedder._query_encoder() is not None and batch.shape == reference.shape
+    cosines = (batch * reference).sum(axis=1)
+    assert np.all(cosines > 1 - 1e-4), cosines.min()
+
+
 def test_it_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("GQA_HOME", str(tmp_path))
     monkeypatch.setenv("GQA_ONNX", "0")
