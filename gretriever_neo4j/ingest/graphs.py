@@ -63,6 +63,10 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
     """Writes every record; `embed(texts)` returns normalised vectors, one row per text."""
     started = time.perf_counter()
     report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
+    # What this run has already handed to the writer: a node or relation text that recurs in a later batch (a
+    # KG's hubs recur in every one) is neither asked about nor written again. Asking would also read what the
+    # writer is changing at that moment, which Neo4j answers with TransientError.Transaction.Outdated (retried).
+    sent: set[tuple[str, ...]] = set()
     done = 0
     # Batch n is written (a transaction in the Neo4j process) while batch n+1 is embedded here. A node that both
     # carry is then merged twice, which MERGE makes harmless; the embedder's cache makes its vector free.
@@ -70,7 +74,7 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
         pending: Future | None = None
         for chunk in _chunks(records, max_batch_items):
             report.batches += 1
-            batch = _prepare_chunk(chunk, store, embed, report)
+            batch = _prepare_chunk(chunk, store, embed, report, sent)
             if pending is not None:
                 pending.result()
             pending = writer.submit(_write, store, batch, report)
@@ -105,7 +109,8 @@ def _chunks(records: Iterable[Record], max_items: int) -> Iterator[list[Record]]
         yield chunk
 
 
-def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport) -> WriteBatch:
+def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: IngestReport,
+                   sent: set[tuple[str, ...]]) -> WriteBatch:
     graphs: dict[str, dict] = {}
     nodes: dict[tuple[str, str], dict] = {}
     edges: dict[tuple[str, str, str, str], dict] = {}
@@ -131,10 +136,13 @@ def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: Ingest
     report.graph_ids.update(graphs)
     report.graphs = len(report.graph_ids)
 
-    node_rows = list(nodes.values())
+    node_rows = [row for row in nodes.values() if ("node", row["graph"], row["key"], row["text"]) not in sent]
     edge_rows = list(edges.values())
     relation_rows = list({(row["graph"], row["text"]): {"graph": row["graph"], "dataset": row["dataset"],
-                                                         "text": row["text"]} for row in edge_rows}.values())
+                                                         "text": row["text"]} for row in edge_rows
+                          if ("relation", row["graph"], row["text"]) not in sent}.values())
+    sent.update(("node", row["graph"], row["key"], row["text"]) for row in node_rows)
+    sent.update(("relation", row["graph"], row["text"]) for row in relation_rows)
     have_nodes = store.embedded_nodes([{**row, "i": i} for i, row in enumerate(node_rows)])
     have_edges = store.embedded_edges([{**row, "i": i} for i, row in enumerate(edge_rows)])
     have_relations = store.embedded_relations([{**row, "i": i} for i, row in enumerate(relation_rows)])

@@ -7,13 +7,14 @@ downstream (PCST, textualisation) is a pure function of it, which is what makes 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from gretriever_neo4j.errors import InvariantError
+from gretriever_neo4j.retrieval.element_ids import ElementIds, IdIndex, as_stored
 from gretriever_neo4j.retrieval.seeds import PreparedRows, cosine_to_query, distinct_rows, edge_rank_key
 
 # Joins the parts of a content-derived edge id. U+001F sorts below every printable character, so ordering
@@ -102,8 +103,8 @@ class CandidateGraph:
     edge_dst: np.ndarray  # (E,) int64
     edge_texts: list[str]
     edge_embeddings: np.ndarray | RowTable  # (E, d) float32
-    node_refs: list[str] | None = None
-    edge_refs: list[str] | None = None
+    node_refs: Sequence[str] | None = None  # a list, or `ElementIds` for a whole graph loaded from Neo4j
+    edge_refs: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # frozen: normalise once, here
@@ -115,10 +116,8 @@ class CandidateGraph:
             set_field(self, "edge_embeddings", _as_matrix(self.edge_embeddings, "edge_embeddings"))
         set_field(self, "edge_src", _as_index_vector(self.edge_src, "edge_src"))
         set_field(self, "edge_dst", _as_index_vector(self.edge_dst, "edge_dst"))
-        if self.node_refs is not None:
-            set_field(self, "node_refs", list(self.node_refs))
-        if self.edge_refs is not None:
-            set_field(self, "edge_refs", list(self.edge_refs))
+        set_field(self, "node_refs", as_stored(self.node_refs))
+        set_field(self, "edge_refs", as_stored(self.edge_refs))
         self._validate()
 
     def _validate(self) -> None:
@@ -132,7 +131,8 @@ class CandidateGraph:
             _require_length("node_refs", self.node_refs, n)
         if self.edge_refs is not None:
             _require_length("edge_refs", self.edge_refs, e)
-            if len(set(self.edge_refs)) != e:
+            if not (self.edge_refs.is_unique() if isinstance(self.edge_refs, ElementIds)
+                    else len(set(self.edge_refs)) == e):
                 raise InvariantError("edge refs must be unique", field="edge_refs")
         for name, texts in (("node_keys", self.node_keys), ("node_texts", self.node_texts),
                             ("edge_texts", self.edge_texts)):
@@ -206,8 +206,10 @@ class CandidateGraph:
         return {key: i for i, key in enumerate(self.node_keys)}
 
     @cached_property
-    def edge_ids(self) -> list[str]:
+    def edge_ids(self) -> Sequence[str]:
         """The backend's ids (`edge_refs`) when given, else content-derived ids (`content_edge_id`)."""
+        if isinstance(self.edge_refs, ElementIds):
+            return self.edge_refs
         if self.edge_refs is not None:
             return list(self.edge_refs)
         seen: Counter[tuple[str, str, str]] = Counter()
@@ -219,7 +221,9 @@ class CandidateGraph:
         return ids
 
     @cached_property
-    def edge_id_to_index(self) -> dict[str, int]:
+    def edge_id_to_index(self) -> Mapping[str, int]:
+        if isinstance(self.edge_ids, ElementIds):
+            return IdIndex(self.edge_ids)
         return {edge_id: i for i, edge_id in enumerate(self.edge_ids)}
 
     @cached_property
@@ -311,6 +315,8 @@ class CandidateGraph:
 
     @cached_property
     def edge_id_ranks(self) -> np.ndarray:
+        if isinstance(self.edge_ids, ElementIds):
+            return self.edge_ids.string_ranks()
         return string_ranks(self.edge_ids)
 
     def subgraph(self, node_indices: Sequence[int] | np.ndarray,

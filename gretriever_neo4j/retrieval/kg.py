@@ -22,6 +22,7 @@ import numpy as np
 from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.records import GraphRecord
 from gretriever_neo4j.retrieval.candidates import CandidateGraph, RowTable
+from gretriever_neo4j.retrieval.element_ids import ElementIds
 
 UNREACHED = -1
 
@@ -73,10 +74,10 @@ class KnowledgeGraph:
     head: np.ndarray  # (E,) int64
     relation: np.ndarray  # (E,) int64
     tail: np.ndarray  # (E,) int64
-    edge_refs: list[str] | None = None  # backend ids (Neo4j element ids), when loaded from a store
+    edge_refs: Sequence[str] | None = None  # backend ids (Neo4j element ids, compact), when loaded from a store
     node_embeddings: np.ndarray | None = None  # (N, d) float32
     relation_embeddings: np.ndarray | None = None  # (R, d) float32
-    node_refs: list[str] | None = None  # backend ids of the nodes, when loaded from a store
+    node_refs: Sequence[str] | None = None  # backend ids of the nodes, when loaded from a store
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__
@@ -163,8 +164,9 @@ class KnowledgeGraph:
                 yield row["src"], row["text"], row["dst"]
 
         kg = cls.from_triples(triples(), node_texts=texts, nodes=keys, edge_refs=refs)
+        kg = dataclasses.replace(kg, edge_refs=ElementIds.compact(refs))  # ~8 bytes an edge instead of ~110
         if all(node_refs.get(k) is not None for k in kg.node_keys):
-            kg = dataclasses.replace(kg, node_refs=[node_refs[k] for k in kg.node_keys])
+            kg = dataclasses.replace(kg, node_refs=ElementIds.compact([node_refs[k] for k in kg.node_keys]))
         if not with_embeddings:
             return kg
         if missing:
@@ -285,8 +287,11 @@ class KnowledgeGraph:
             edge_src=src, edge_dst=dst,
             edge_texts=self.edge_texts(edges),
             edge_embeddings=RowTable(relation_embeddings, self.relation[edges]),
-            edge_refs=self.edge_ids(edges),
-            node_refs=None if self.node_refs is None else [self.node_refs[i] for i in nodes.tolist()])
+            # the whole graph (what `gqa serve` holds) keeps its element ids compact
+            edge_refs=(self.edge_refs.take(edges) if whole and isinstance(self.edge_refs, ElementIds)
+                       else self.edge_ids(edges)),
+            node_refs=(None if self.node_refs is None else self.node_refs if whole
+                       else [self.node_refs[i] for i in nodes.tolist()]))
 
     def to_whole_candidate_graph(self) -> CandidateGraph:
         return self.to_candidate_graph(np.arange(self.num_nodes), np.arange(self.num_edges))
