@@ -6,7 +6,8 @@ so the copies form one connected graph while every entity keeps its degree. The 
 For each scale: ingest throughput (through the product's ingest: validation, embedding, batched transactions),
 static retrieval through Neo4j and learned retrieval through Neo4j (the MetaQA checkpoint of `gqa train`) on
 MetaQA validation questions (whose entities are copy 0's), p50/p95, Neo4j store size, and the client's peak RSS;
-then the same retrievals over the graph held in memory as `gqa serve` holds it (its load time and RSS).
+then the same retrievals over the graph held in memory as `gqa serve` holds it (its load time and RSS measured in
+a fresh process, `bench/fresh_load.py`, as a server starts).
 Both graphs are deleted at the end unless --keep. Prints a table and writes JSON.
 
     python bench/scale.py [--factor 10] [--questions 100] [--out bench/results/scale.json]
@@ -99,6 +100,16 @@ def current_rss_mib() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def load_in_fresh_process(graph: str) -> dict:
+    """`bench/fresh_load.py`: the graph loaded as `gqa serve` loads it, in a new interpreter (seconds, MiB)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "fresh_load.py"), graph], capture_output=True,
+                          text=True, check=True)
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"cache_load_s": measured["cache_load_s"], "cache_rss_added_mib": measured["cache_rss_added_mib"]}
 
 
 def issue_keys(row: dict) -> dict:
@@ -200,11 +211,11 @@ def main() -> int:
                                                 f"{one['cache_rss_added_mib']:,.0f}), {available_mib():,.0f} free")
                         console.print(f"{factor}x: {row}")
                         continue
-                rss_before, started = current_rss_mib(), time.perf_counter()
+                # Load time and memory in a fresh process, as `gqa serve` starts: RSS measured here would count
+                # (or, after malloc_trim, give back) what this process freed before.
+                row.update(load_in_fresh_process(graph))
                 cache = GraphCache(store)
                 cache.load(graph)
-                row["cache_load_s"], row["cache_rss_added_mib"] = (time.perf_counter() - started,
-                                                                   current_rss_mib() - rss_before)
                 row.update(latencies("cached_static", CachedStaticRetriever(context, cache), graph, asked))
                 if checkpoint:
                     row.update(latencies("cached_learned", LearnedKGRetriever(context, checkpoint, cache=cache),
