@@ -26,7 +26,8 @@ def fuzz_server(server_env):
     server = Server(server_env, "--llm", "tiny-random-llama", "--max-queue", "64").wait()
     yield server
     server.stop()
-    assert "Traceback" not in server.process.stderr.read()
+    err = server.process.stderr.read()
+    assert "Traceback" not in err, err[max(err.find("Traceback") - 2000, 0):err.find("Traceback") + 6000]
 
 
 def _operations():
