@@ -196,7 +196,8 @@ class _Relations:
     def __init__(self, version: Any, vectors: Mapping[str, Any]):
         self.version = version
         self.texts = sorted(t for t, v in vectors.items() if v is not None)
-        rows = np.asarray([vectors[t] for t in self.texts], dtype=np.float64).reshape(len(self.texts), -1)
+        rows = np.asarray([vectors[t] for t in self.texts], dtype=np.float64)
+        rows = rows.reshape(len(self.texts), -1) if self.texts else np.zeros((0, 0))  # a graph without edges
         self.rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
         self._first: dict[str, tuple[list[dict[str, Any]], bool]] = {}  # text -> (first edges, all of them?)
         self._lock = threading.Lock()

@@ -190,3 +190,15 @@ def test_cli_quickstart_retrieve_only(store, neo4j_settings, monkeypatch):
     done = gqa("quickstart", "--retrieve-only")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Benjamin Franklin" in done.stdout and "Bifocals" in done.stdout and "open in Neo4j Browser" in done.stdout
+
+
+def test_a_graph_without_edges_retrieves_its_nodes(store, embedder):
+    """No relation text at all: seeds are nodes only, nothing fails (a graph being built, or nodes-only CSV)."""
+    graph = f"{store.test_prefix}-noedges"
+    ingest([GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
+                        nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")], edges=[])],
+           store, embedder.embed, dataset=store.test_prefix)
+    store.await_indexes()
+    retrieval = StaticRetriever(RetrievalContext(store, embedder)).retrieve("who directed Heat", graph=graph,
+                                                                           record=False)
+    assert "Heat" in retrieval.result.seed_keys and retrieval.result.subgraph.edges == []
