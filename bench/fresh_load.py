@@ -13,12 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def rss_mib() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+from scale import current_rss_mib  # noqa: E402  (bench/ is this script's own folder on sys.path)
 
 
 def main() -> int:
@@ -32,9 +27,9 @@ def main() -> int:
     graph = sys.argv[1]
     with connected(Neo4jSettings.from_env()) as store:
         store.graph_info(graph)  # the driver's connection pool is up before measuring
-        before, started = rss_mib(), time.perf_counter()
+        before, started = current_rss_mib(), time.perf_counter()
         cached = GraphCache(store).load(graph)
-        seconds, added = time.perf_counter() - started, rss_mib() - before
+        seconds, added = time.perf_counter() - started, current_rss_mib() - before
     print(json.dumps({"cache_load_s": seconds, "cache_rss_added_mib": added, "edges": cached.kg.num_edges}))
     return 0
 

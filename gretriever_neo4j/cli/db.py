@@ -35,10 +35,10 @@ def db_migrate(batch: int = typer.Option(10_000, "--batch-size", min=1, help="it
 
 
 def _migrate(*, only_if_needed: bool, batch: int = 10_000) -> None:
-    from gretriever_neo4j.store.migrate import migrate, needs_migration
+    from gretriever_neo4j.store.migrate import migrate
 
     with store_session() as store:
-        if only_if_needed and not needs_migration(store):
+        if only_if_needed and not store.needs_migration():
             return
         with console.status("migrating the store to one vector per relation text…") as status:
             report = migrate(store, batch=batch, on_progress=lambda p: status.update(

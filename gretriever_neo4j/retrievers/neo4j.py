@@ -55,11 +55,13 @@ class StaticRetriever:
             seeds: list[str] = []
         else:
             started = time.perf_counter()
-            seeds = self._seeds(vector, graph, params)
+            relations = self._relations_of(graph)  # one version check a question, for seeds and neighbourhood
+            relation_cos = relations.cosines(vector)
+            seeds = self._seeds(vector, graph, params, relations, relation_cos)
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
             started = time.perf_counter()
-            relation_cos = self._relation_cos(graph, vector)
-            candidate = self._neighbourhood(graph, vector, seeds, params, relation_cos)
+            candidate = self._neighbourhood(graph, vector, seeds, params,
+                                            dict(zip(relations.texts, relation_cos.tolist())))
             timings["neighbourhood"] = ms_since(started)
 
         result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
@@ -84,21 +86,20 @@ class StaticRetriever:
             graph = hits[0]["graph"]
         return graph, self.context.graph_info(graph)
 
-    def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams) -> list[str]:
+    def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams, relations: _Relations,
+               relation_cos: np.ndarray) -> list[str]:
         nodes = self.store.seed_nodes(vector, params.seed_k, graph)
-        edges = self._seed_edges(graph, vector, params.seed_k_edges)
+        edges = self._seed_edges(graph, relations, relation_cos, params.seed_k_edges)
         return seed_nodes([n["key"] for n in nodes], [n["cos"] for n in nodes],
                           [e["src"] for e in edges], [e["text"] for e in edges], [e["dst"] for e in edges],
                           [e["cos"] for e in edges], k_nodes=params.seed_k, k_edges=params.seed_k_edges)
 
-    def _seed_edges(self, graph: str, vector: np.ndarray, k: int) -> list[dict[str, Any]]:
+    def _seed_edges(self, graph: str, relations: _Relations, cos: np.ndarray, k: int) -> list[dict[str, Any]]:
         """The contenders for the top `k` edges: the edges of a relation text tie, so it is enough to take the first
         `k` of each text (in `seeds.edge_rank_key` order) from the best texts down, a whole group of equal scores
         at a time, until `k` are in hand; `seed_nodes` ranks them. Those first edges are kept per graph version."""
         if k <= 0:
             return []
-        relations = self._relations_of(graph)
-        cos = relations.cosines(vector)
         groups: dict[float, list[str]] = {}
         for text, score in zip(relations.texts, round_scores(cos).tolist()):
             groups.setdefault(score, []).append(text)
@@ -111,15 +112,10 @@ class StaticRetriever:
                 break
         return edges
 
-    def _relation_cos(self, graph: str, vector: np.ndarray) -> dict[str, float]:
-        """The question's cosine to every relation text of a graph. A text the table lacks is scored in Cypher,
-        so a table a write behind is never wrong, only slower."""
-        relations = self._relations_of(graph)
-        return dict(zip(relations.texts, relations.cosines(vector).tolist()))
-
     def _relations_of(self, graph: str) -> _Relations:
         """The graph's relation texts and vectors (one (:Relation) each), read again only when the graph's
-        version moved (a write since)."""
+        version moved (a write since). A text they lack is scored in Cypher (`neighbourhood_incident`), so a
+        table a write behind is never wrong, only slower."""
         version = self.store.graph_version(graph)
         with self._relations_lock:
             known = self._relations.get(graph)

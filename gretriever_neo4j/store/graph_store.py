@@ -35,12 +35,17 @@ from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, r
 from gretriever_neo4j.store.statistics import tally_statistics
 
 __all__ = ["FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATION_VECTOR_INDEX", "GraphStore", "WriteBatch",
-           "connected", "open_driver", "vectors_param"]
+           "connected", "needs_migration", "open_driver", "vectors_param"]
 
 NODE_VECTOR_INDEX = "node_embedding"
 RELATION_VECTOR_INDEX = "relation_embedding"
 FULLTEXT_INDEX = "node_text"
 LAYOUT = 2  # one vector per (graph, relation text) on a (:Relation); 1 (stored as null): a vector on every edge
+
+def needs_migration(layout: int | None) -> bool:
+    """A store written in an earlier layout (`gqa db migrate`); an empty one (None) needs nothing."""
+    return layout not in (None, LAYOUT)
+
 
 _SCHEMA_STATEMENTS = (
     "schema_node_key", "schema_graph_id", "schema_question_key", "schema_retrieval_id",
@@ -82,9 +87,12 @@ class GraphStore:
         rows = self.read("schema_meta_get")
         return (rows[0]["layout"] or 1) if rows else None
 
+    def needs_migration(self) -> bool:
+        return needs_migration(self.layout())
+
     def check_layout(self) -> None:
         """A store whose edges still carry their own vectors is read by nothing here until migrated."""
-        if self.layout() not in (None, LAYOUT):
+        if self.needs_migration():
             raise ConfigError("this database keeps a vector on every edge (written by an earlier version of gqa): "
                               "run `gqa db migrate` once to share one vector per relation text")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gretriever_neo4j.errors import DatabaseError
 from gretriever_neo4j.progress import OnProgress, notify
-from gretriever_neo4j.store.graph_store import LAYOUT, GraphStore
+from gretriever_neo4j.store.graph_store import LAYOUT, GraphStore, needs_migration
 
 
 @dataclass
@@ -29,14 +29,10 @@ class MigrationReport:
         return self.layout_before != self.layout_after
 
 
-def needs_migration(store: GraphStore) -> bool:
-    return store.layout() not in (None, LAYOUT)
-
-
 def migrate(store: GraphStore, *, batch: int = 10_000, on_progress: OnProgress | None = None) -> MigrationReport:
     """Brings the store to `LAYOUT`; a store already there (or empty) is left as it is."""
     layout = store.layout()
-    if layout in (None, LAYOUT):
+    if not needs_migration(layout):
         return MigrationReport(layout, layout)
     before = store.read("migrate_counts")[0]
     info = store.embedder_info()
