@@ -22,7 +22,11 @@ Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word 
 stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
 ones). A named hop beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
 a signature whose last step runs against an edge's direction (what points at the way so far) costs
-`WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films).
+`WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films) — unless the
+relation's text says its head is the one it names: "N of" (`author of`: "who wrote X" is `<author of`) or a verb and
+its preposition (`works for`: "who works at the same company as X" is `works for> <works for`). A user's graph
+points its edges either way; Freebase's and MetaQA's names point at the value. A "who" or "where" question is not
+answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year).
 
 A question that asks for a category ("what kind of film is X", "what types are the films directed by X") is
 answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import lru_cache
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -71,6 +76,12 @@ SHORTLIST = 24
 HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win
 WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
 WHO = frozenset({"who", "whom", "whose"})
+WHERE = frozenset({"where"})
+WHEN = frozenset({"when"})
+TIME_WORDS = frozenset({"year", "years", "date", "dates", "day", "decade"})
+VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only, a "when" one by none
+WH_DETERMINERS = frozenset({"which", "what"})
+PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
 ROUND_TRIP = 0.15
 CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
@@ -102,6 +113,36 @@ def anchor_sides(masked_question: str) -> list[int]:
     return sides
 
 
+@lru_cache(maxsize=65_536)
+def names_its_head(relation_text: str) -> bool:
+    """Whether a relation's text names the node its edges start from: "author of", "parent of" (the head is the
+    author, the parent), "works for", "lives in" (a verb and its preposition: the head does it). "directed by",
+    "starred actors", "has genre", "in language" name the tail."""
+    from lemminflect import getAllLemmas
+
+    words = humanize_relation(relation_text).lower().split()
+    if not words:
+        return False
+    if words[-1] == "of" and len(words) > 1:
+        return True
+    return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
+            and "AUX" not in getAllLemmas(words[0]))
+
+
+def wh_head(tokens: Sequence[str]) -> int | None:
+    """The index of the noun a "which"/"what" question opens with ("which *city* was X born in", "in what *year*
+    …"): the kind of thing asked for, or None."""
+    from lemminflect import getAllLemmas
+
+    for i, token in enumerate(tokens[:2]):
+        if token in WH_DETERMINERS and i + 1 < len(tokens):
+            noun = tokens[i + 1]
+            if noun not in STOP_WORDS and noun != PLACEHOLDER and "NOUN" in getAllLemmas(noun):
+                return i + 1
+            return None
+    return None
+
+
 def word_grams(words: Sequence[str]) -> list[str]:
     """Words and adjacent pairs ("release year", "acted by" read better as pairs than word by word)."""
     return list(words) + [f"{a} {b}" for a, b in zip(words, words[1:])]
@@ -109,7 +150,18 @@ def word_grams(words: Sequence[str]) -> list[str]:
 
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
     """How well the question names the worst named of relations `ids` when each word names one relation at most:
-    relations take, best named first, the best word or word pair whose words no other relation took."""
+    relations take, best named first, the best word or word pair whose words no other relation took — or each a
+    word of its own, where every one of them then names its relation clearly (`WORD_NAMES`): "spouse born" names
+    `born in` a little better than "born" does, and would leave `married to` without "spouse"."""
+    singles = [g for g, words in enumerate(gram_words) if len(words) == 1]
+    with_pairs = _least_named_greedy(gram_named, gram_words, ids)
+    if len(singles) == len(gram_words):
+        return with_pairs
+    alone = _least_named_greedy(gram_named[singles], [gram_words[g] for g in singles], ids)
+    return max(with_pairs, alone) if alone >= WORD_NAMES else with_pairs
+
+
+def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
     taken: set[int] = set()
     least = np.inf
     for r in sorted(ids, key=lambda r: -float(gram_named[:, r].max())):
@@ -185,13 +237,29 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
     return twice
 
 
+def _head_word(tokens: Sequence[str], words: Sequence[str]) -> int | None:
+    """`wh_head` as an index into the question's content words."""
+    head = wh_head(tokens)
+    if head is None or tokens[head] in CATEGORY_WORDS:
+        return None
+    index = sum(1 for t in tokens[:head] if t not in STOP_WORDS and t != PLACEHOLDER)
+    return index if index < len(words) and words[index] == tokens[head] else None
+
+
 def signature_question(relation_texts: Sequence[str], signature: Sequence[Step]) -> str:
     """The signature read as a question from the anchor X outwards: forward steps are "the R of …", backward
-    ones "the things R …" ("the things directed by X")."""
+    ones "the things R …" ("the things directed by X"); a relation that names its head (`names_its_head`) reads
+    "the author of X" backward and "the thing X is author of" forward, "the one who works for X" backward and
+    "the thing X works for" forward."""
     inner = "X"
     for relation, direction in signature:
         words = humanize_relation(relation_texts[relation])
-        inner = f"the {words} of {inner}" if direction == FORWARD else f"the things {words} {inner}"
+        if not names_its_head(relation_texts[relation]):
+            inner = f"the {words} of {inner}" if direction == FORWARD else f"the things {words} {inner}"
+        elif words.lower().endswith(" of"):  # `author of`: the head is the author
+            inner = f"the thing {inner} is {words}" if direction == FORWARD else f"the {words} {inner}"
+        else:  # `works for`: the head works for the tail
+            inner = f"the thing {inner} {words}" if direction == FORWARD else f"the one who {words} {inner}"
     return f"what is {inner}"
 
 
@@ -230,19 +298,26 @@ class TextVectors:
 def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
                     relation_texts: Sequence[str], vectors: TextVectors, shortlist: int = SHORTLIST,
                     ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST,
-                    categorical: set[Step] = frozenset()) -> np.ndarray:
+                    categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset()) -> np.ndarray:
     """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
     (see the module docstring), less `hop_cost` per named hop beyond the first (steps in `ways_through` lead
-    to opaque nodes: not hops); the empty signature, and signatures outside the shortlist, score lower than
-    every shortlisted one (-inf for the empty one)."""
+    to opaque nodes: not hops); `value_ends`: the signatures whose end nodes are all numbers or dates. The empty
+    signature, and signatures outside the shortlist, score lower than every shortlisted one (-inf for the empty
+    one)."""
     out = np.full(len(signatures), -np.inf)
     used = [s for s, signature in enumerate(signatures) if signature]
     if not used:
         return out
     words = content_words(masked_question) or ["thing"]
-    asks_who = bool(WHO & set(analyzer_tokens(masked_question)[:3]))
+    tokens = analyzer_tokens(masked_question)
+    opening = set(tokens[:3] + tokens[-1:])  # "who wrote X", "X was written by whom"
+    asks_who = bool(WHO & opening)
+    asks_for_a_name = asks_who or bool(WHERE & opening)
+    head = wh_head(tokens)
+    asks_when = bool(WHEN & opening) or (head is not None and tokens[head] in TIME_WORDS)
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]
+    heads_named = [names_its_head(t) for t in relation_texts] if asks_who else []
     relations = vectors(humanized)
     gram_relation = np.maximum(vectors(grams) @ relations.T, LEXICAL * same_stems(grams, relation_texts))  # (G, R)
     word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
@@ -258,17 +333,34 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     category = bool(categorical) and asks_for_a_category(masked_question)
     sides = anchor_sides(masked_question)
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
+    # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
+    # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
+    head_word = _head_word(tokens, words)
+    head_row = int(naming[:head_word].sum()) if head_word is not None and naming[head_word] else None
+    head_grams = [g for g, members in enumerate(gram_words) if head_word in members] if head_word is not None else []
     first = np.empty(len(used))
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
         hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
-        key = tuple(ids)
+        last_relation, last_direction = signatures[s][-1]
+        typed = int(last_relation) if last_direction == FORWARD else -1
+        key = (tuple(ids), typed if head_grams else -1)
         if key not in named_by:
-            named_by[key] = least_named(gram_named, gram_words, ids)
+            named = gram_named
+            if head_grams:
+                named = gram_named.copy()
+                others = [r for r in range(named.shape[1]) if r != typed]
+                named[np.ix_(head_grams, others)] = -1.0
+            named_by[key] = least_named(named, gram_words, ids)
         precision = min(named_by[key], MENTION_CAP)
-        first[i] = covered[:, ids].max(axis=1).mean() + precision - hop_cost * max(hops - 1, 0)
-        if asks_who and signatures[s][-1][1] != FORWARD:
+        explained = covered[:, ids].max(axis=1)
+        if head_row is not None:
+            explained[head_row] = covered[head_row, typed] if typed >= 0 else covered[head_row].mean()
+        first[i] = explained.mean() + precision - hop_cost * max(hops - 1, 0)
+        if asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]:
             first[i] -= WHO_BACKWARD_COST
+        if (asks_for_a_name and s in value_ends) or (asks_when and value_ends and s not in value_ends):
+            first[i] -= VALUE_COST
         if category and tuple(signatures[s][-1]) in categorical:
             first[i] += CATEGORY_GAIN
         trips = round_trips(signatures[s])

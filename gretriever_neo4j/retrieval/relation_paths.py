@@ -35,6 +35,7 @@ import numpy as np
 from gretriever_neo4j.errors import InputError
 
 OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+VALUE = re.compile(r"^[-+]?\d[\d,.:/ -]*(T[\d:.]+Z?)?$")
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
 
@@ -42,6 +43,11 @@ Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
 def is_opaque(text: str) -> bool:
     """A node text that is an id, not a name (Freebase CVT / mid): a way through, never an answer."""
     return bool(OPAQUE_ID.match(text.strip()))
+
+
+def is_a_value(text: str) -> bool:
+    """A node text that is a number or a date ("1983", "1901-09-14", "7.5"), not a name."""
+    return bool(VALUE.match(text.strip()))
 
 
 def humanize_relation(text: str) -> str:

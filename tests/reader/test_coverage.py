@@ -6,12 +6,17 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.reader.coverage import (
+    WORD_NAMES,
     TextVectors,
     content_words,
     coverage_scores,
+    least_named,
+    names_its_head,
     signature_question,
+    wh_head,
     word_grams,
 )
+from gretriever_neo4j.retrieval.naming import analyzer_tokens
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 
 from fakes import FakeEmbedder
@@ -214,3 +219,60 @@ def test_one_word_names_one_relation_of_a_path_at_most():
     assert least_named(named, grams, [0]) == pytest.approx(0.5)
     # the team's location takes "located", containedby is left with nothing but "map"
     assert least_named(named, grams, [0, 1]) == pytest.approx(0.0)
+
+
+def _best_of(question, signatures, relations, vectors, **kwargs):
+    scores = coverage_scores(question, FakeEmbedder().embed([question])[0], signatures, relations, vectors, **kwargs)
+    return signatures[int(np.argmax(scores))]
+
+
+def test_a_relation_text_says_whether_it_names_its_head():
+    assert names_its_head("author of") and names_its_head("memberOf") and names_its_head("works for")
+    assert names_its_head("organization.organization_member.member_of")
+    for text in ("directed_by", "starred_actors", "has_genre", "in_language", "people.person.place_of_birth", "of"):
+        assert not names_its_head(text), text
+
+
+def test_relations_that_name_their_head_read_from_it():
+    relations = ["author of", "works for"]
+    assert signature_question(relations, [(0, BACKWARD)]) == "what is the author of X"
+    assert signature_question(relations, [(0, FORWARD)]) == "what is the thing X is author of"
+    assert signature_question(relations, [(1, BACKWARD)]) == "what is the one who works for X"
+    assert signature_question(relations, [(1, FORWARD)]) == "what is the thing X works for"
+
+
+def test_who_goes_back_along_a_relation_that_names_its_head(vectors):
+    # a user's graph stores "A author of B": "who is the author of X" walks back to A; MetaQA's and Freebase's
+    # relations name their tail, and there a "who" question's last step back still costs
+    forward, backward = ((0, FORWARD),), ((0, BACKWARD),)
+    assert _best_of("who is author of X", [forward, backward], ["author of"], vectors) == backward
+    assert _best_of("who directed by X", [forward, backward], ["directed_by"], vectors) == forward
+
+
+def test_who_and_where_are_not_answered_by_numbers_alone_and_when_is(vectors):
+    relations = ["written", "written"]  # two steps the question names equally
+    first, second = ((0, FORWARD),), ((1, FORWARD),)
+    for question in ("who written X", "where written X"):
+        assert _best_of(question, [first, second], relations, vectors, value_ends={0}) == second
+        assert _best_of(question, [first, second], relations, vectors, value_ends={1}) == first
+    assert _best_of("when written X", [first, second], relations, vectors, value_ends={1}) == second
+    assert _best_of("in what year written X", [first, second], relations, vectors, value_ends={0}) == first
+
+
+def test_a_pair_of_words_does_not_leave_a_named_relation_unnamed():
+    # rows: "spouse", "born", "spouse born"; columns: born in, married to (MiniLM, centred)
+    named = np.array([[-0.09, 0.47], [0.45, -0.01], [0.47, 0.28]])
+    words = [{0}, {1}, {0, 1}]
+    assert least_named(named, words, [0, 1]) == pytest.approx(0.45)
+    weak = named * 0.3  # no word names its relation clearly: the pair's reading stands
+    assert least_named(weak, words, [0, 1]) < WORD_NAMES
+
+
+def test_the_noun_a_which_question_opens_with_is_the_kind_of_answer(vectors):
+    assert wh_head(analyzer_tokens("in which city was X born")) == 2
+    assert wh_head(analyzer_tokens("what is the capital of X")) is None
+    assert wh_head(analyzer_tokens("who directed X")) is None
+    relations = ["birth place", "location city"]
+    born = ((0, FORWARD),)
+    born_then_back = ((0, FORWARD), (1, BACKWARD))  # the record labels located in X's birthplace
+    assert _best_of("which city was X birth place", [born_then_back, born], relations, vectors) == born

@@ -21,6 +21,7 @@ from gretriever_neo4j.retrieval.relation_paths import (
     beam_paths,
     categorical_steps,
     humanize_relation,
+    is_a_value,
     is_opaque,
     kg_relation_values,
     signature_scores,
@@ -105,6 +106,8 @@ def test_opaque_nodes_are_ways_through_never_answers(embedder):
 
 def test_scores_and_settings():
     assert is_opaque("m.08__j0t") and is_opaque("g.1224tf0c") and not is_opaque("Mobile")
+    assert all(is_a_value(t) for t in ("1983", "1901-09-14", "7.5", "1,000", "2009-01-20T00:00:00Z"))
+    assert not any(is_a_value(t) for t in ("2014 World Series", "Port Aldis", "m.08__j0t", "B52"))
     assert humanize_relation("people.person.spouse_s") == "person spouse s"
     assert humanize_relation("directed_by") == "directed by"
     similarity = np.asarray([0.6, 0.1])
@@ -178,3 +181,23 @@ def test_a_retrieval_for_a_category_question_says_which_steps_are_categorical(em
     assert [item.view.node_texts[n] for n in reading.answers] == ["Comedy"]
     other = "who starred in Film 7"
     assert retriever.retrieve(other, embedder.embed([other])[0]).categorical == frozenset()
+
+
+def test_a_user_graph_is_read_in_the_direction_its_relations_name(embedder):
+    """Users store "A author of B" as often as "B written by A": "who …" walks back along a relation that names
+    its head, and a year is never who wrote a book."""
+    triples = [("Wanda Vossberg", "author of", "Ember Street"), ("Ember Street", "published in", "1983"),
+               ("Ember Street", "genre", "memoir"), ("Corvin Lemaire", "author of", "Tidewater"),
+               ("Tidewater", "published in", "1990"), ("Wanda Vossberg", "works for", "Bluefen Foods"),
+               ("Corvin Lemaire", "works for", "Bluefen Foods"), ("Ilse Quill", "works for", "Orrery Systems")]
+    kg = KnowledgeGraph.from_triples(triples).embedded(embedder.embed)
+    retriever, reader = PathRetriever(kg, embedder.embed), ZeroShotReader(embedder.embed)
+    asked = {"Ember Street was written by whom": ["Wanda Vossberg"],
+             "who is the author of Tidewater": ["Corvin Lemaire"],
+             "who works for the same company as Wanda Vossberg": ["Corvin Lemaire"]}
+    for question, gold in asked.items():
+        result = retriever.retrieve(question, embedder.embed([question])[0])
+        item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+        reading = read(reader, item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
+        said = [item.view.node_texts[n] for n in reading.answers]
+        assert said == gold, (question, said)
