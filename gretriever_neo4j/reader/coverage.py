@@ -55,8 +55,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 
