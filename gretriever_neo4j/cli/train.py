@@ -180,6 +180,9 @@ def train(
     min_real_questions: int = typer.Option(500, "--min-real-questions", min=0),
     write_questions: Optional[Path] = typer.Option(None, "--write-questions", help="KG: write the self-supervised "
                                                    "questions here (JSON lines that `gqa ingest questions` reads)"),
+    synthetic_reader: bool = typer.Option(False, "--synthetic-reader", help="KG with no questions: also train a "
+                                          "reader on the synthesized questions (`gqa ask` keeps the zero-shot reader; "
+                                          "use it with --reader)"),
 ) -> None:
     """Train on a stored graph's questions: everything `gqa ask` uses for a KG (default), or one of the paper's
     configurations (--config)."""
@@ -228,17 +231,19 @@ def train(
                                            generator_questions=generator_questions, llm=llm, device=device,
                                            seed=seed, retriever_questions=limit, graph=graph, synthesize=synthesize,
                                            synthetic_paths=synthetic_paths, min_real_questions=min_real_questions,
-                                           write_questions=write_questions)
+                                           write_questions=write_questions, synthetic_reader=synthetic_reader)
             with _TrainProgress() as progress:
                 models = train_graph(store, model_embedder, dataset, options, progress=progress)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
         _write_graph_curves(models)
         if models.zero_shot_reader_chosen:
             retriever = "relation paths" if models.chosen_retriever == "paths" else "the learned retriever"
+            trained_reader = models.details.get("reader_choice", {}).get("trained", True) and models.reader
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} (measured "
                           f"better here) and answers with the zero-shot reader: a reader trained only on questions "
-                          f"made from the graph reads people's questions worse (the trained one: `--reader "
-                          f"{models.path('reader')}`)")
+                          f"made from the graph reads people's questions worse"
+                          + (f" (the trained one: `--reader {models.path('reader')}`)" if trained_reader else
+                             " (`--synthetic-reader` trains one anyway)"))
         else:
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
         return

@@ -49,20 +49,26 @@ def test_a_graph_with_no_questions_trains_on_its_own_paths(store, embedder, cli_
     written = cli_env / "synthetic.jsonl"
     trained = gqa("train", "--graph", prefix, "--synthetic-paths", "150", "--write-questions", str(written))
     assert trained.returncode == 0, trained.stderr[-3000:]
-    assert "relation paths" in trained.stdout and "reader on validation" in trained.stdout
+    assert "relation paths" in trained.stdout and "reader: not trained" in trained.stdout
     rows = [json.loads(line) for line in written.read_text().splitlines()]
     assert rows and {"question", "answers", "topic_entities", "split", "id"} <= set(rows[0])
-    manifest = json.loads((cli_env / "home" / "models" / prefix / "manifest.json").read_text())
-    assert manifest["reader"] == "reader.pt" and manifest["details"]["synthesis"]["questions"] == len(rows)
+    manifest_file = cli_env / "home" / "models" / prefix / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["details"]["synthesis"]["questions"] == len(rows)
     assert manifest["details"]["retrieval_choice"]["retriever"] in ("learned", "paths")
-
-    # with no real question, `gqa ask` keeps the zero-shot reader (the trained one read only synthesized phrasing)
+    # with no real question, `gqa ask` answers with the zero-shot reader, and none is trained that it would not use
+    assert manifest["reader"] is None and not (manifest_file.parent / "reader.pt").exists()
     assert manifest["details"]["reader_choice"]["reader"] == "zero-shot" and "zero-shot reader" in trained.stdout
     asked = gqa("ask", "--graph", prefix, "--reader-only", "--json", "who directed Film B3")
     assert asked.returncode == 0, asked.stderr[-3000:]
     data = json.loads(asked.stdout)
     assert data["answer"]["text"] == "Director 5" and data["answer"]["models"]["reader"] == "zero-shot reader"
-    # the trained reader answers a question phrased unlike its templates
+
+    # asked for, a reader learns the synthesized questions and answers one phrased unlike its templates
+    trained = gqa("train", "--graph", prefix, "--synthetic-paths", "150", "--synthetic-reader")
+    assert trained.returncode == 0 and "reader on validation" in trained.stdout, trained.stderr[-3000:]
+    manifest = json.loads(manifest_file.read_text())
+    assert manifest["reader"] == "reader.pt" and manifest["details"]["reader_choice"]["reader"] == "zero-shot"
     reader = str(cli_env / "home" / "models" / prefix / "reader.pt")
     asked = gqa("ask", "--graph", prefix, "--reader-only", "--reader", reader, "--json", "who directed Film B3")
     data = json.loads(asked.stdout)
