@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.retrieval.candidates import CandidateGraph
-from gretriever_neo4j.retrieval.neighbourhood import InMemoryIncidence, expand
+from gretriever_neo4j.retrieval.neighbourhood import expand_indices
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.pcst import Selection, pcst_with_params
 from gretriever_neo4j.retrieval.seeds import rank_top_by_rank
@@ -89,11 +89,11 @@ def candidate_graph(graph: CandidateGraph, question_embedding: np.ndarray, seed_
                     params: RetrievalParams, similarities: tuple[np.ndarray, np.ndarray] | None = None
                     ) -> CandidateGraph:
     """The bounded neighbourhood of the seeds, nodes and edges in the order `expand` added them."""
-    incident = InMemoryIncidence(graph, question_embedding, params.fanout, similarities)
-    node_keys, edge_ids = expand(seed_keys, params.hops, params.fanout, params.max_nodes, params.max_edges,
-                                 incident)
-    return graph.subgraph([graph.key_to_index[k] for k in node_keys],
-                          [graph.edge_id_to_index[e] for e in edge_ids])
+    node_similarity, edge_similarity = similarities or (graph.node_similarity(question_embedding),
+                                                        graph.edge_similarity(question_embedding))
+    nodes, edges = expand_indices(graph, [graph.key_to_index[k] for k in seed_keys], params.hops, params.fanout,
+                                  params.max_nodes, params.max_edges, node_similarity, edge_similarity)
+    return graph.subgraph(nodes, edges)
 
 
 def retrieve_from_candidates(candidate: CandidateGraph, question_embedding: np.ndarray,

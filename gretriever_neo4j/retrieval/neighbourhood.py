@@ -71,9 +71,7 @@ def expand(seed_keys: Sequence[str], hops: int, fanout: int, max_nodes: int, max
     5. The next frontier is the nodes first visited during this hop, in order of visit; expansion stops
        early when it is empty.
     """
-    for name, value in (("hops", hops), ("fanout", fanout), ("max_nodes", max_nodes), ("max_edges", max_edges)):
-        if value < 0:
-            raise InputError(f"must be >= 0, got {value}", field=name)
+    _check_bounds(hops, fanout, max_nodes, max_edges)
     visited = dict.fromkeys(list(dict.fromkeys(seed_keys))[:max_nodes])
     kept: dict[str, None] = {}
     frontier = list(visited)
@@ -97,6 +95,53 @@ def expand(seed_keys: Sequence[str], hops: int, fanout: int, max_nodes: int, max
                     visited[neighbour] = None
                     next_frontier.append(neighbour)
                 kept[edge.edge_id] = None
+        frontier = next_frontier
+    return list(visited), list(kept)
+
+
+def _check_bounds(hops: int, fanout: int, max_nodes: int, max_edges: int) -> None:
+    for name, value in (("hops", hops), ("fanout", fanout), ("max_nodes", max_nodes), ("max_edges", max_edges)):
+        if value < 0:
+            raise InputError(f"must be >= 0, got {value}", field=name)
+
+
+def expand_indices(graph: CandidateGraph, seeds: Sequence[int], hops: int, fanout: int, max_nodes: int,
+                   max_edges: int, node_similarity: np.ndarray, edge_similarity: np.ndarray
+                   ) -> tuple[list[int], list[int]]:
+    """`expand`'s contract over a CandidateGraph by node and edge index (what `InMemoryIncidence` + `expand`
+    give, with keys): no key strings or edge objects per incident edge, and a hub's incident edges are ranked
+    only among those scoring at least its `fanout`-th best (ties included, so the order is the same)."""
+    _check_bounds(hops, fanout, max_nodes, max_edges)
+    visited = dict.fromkeys(list(dict.fromkeys(int(i) for i in seeds))[:max_nodes])
+    kept: dict[int, None] = {}
+    frontier = list(visited)
+    incidence = graph.incidence
+    for _ in range(hops):
+        if not frontier or len(kept) >= max_edges or fanout == 0:
+            break
+        next_frontier: list[int] = []
+        for node in frontier:
+            edges, neighbours = incidence.of(node)
+            if not len(edges):
+                continue
+            scores = round_scores(edge_similarity[edges] + node_similarity[neighbours])
+            if len(edges) > fanout:
+                kth = np.partition(-scores, fanout - 1)[fanout - 1]
+                within = np.flatnonzero(-scores <= kth)
+                edges, neighbours, scores = edges[within], neighbours[within], scores[within]
+            order = np.lexsort((graph.edge_id_ranks[edges], graph.edge_text_ranks[edges],
+                                graph.node_key_ranks[neighbours], -scores))[:fanout]
+            for edge, neighbour in zip(edges[order].tolist(), neighbours[order].tolist()):
+                if len(kept) >= max_edges:
+                    return list(visited), list(kept)
+                if edge in kept:
+                    continue
+                if neighbour not in visited:
+                    if len(visited) >= max_nodes:
+                        continue
+                    visited[neighbour] = None
+                    next_frontier.append(neighbour)
+                kept[edge] = None
         frontier = next_frontier
     return list(visited), list(kept)
 

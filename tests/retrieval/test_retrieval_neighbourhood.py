@@ -13,6 +13,7 @@ from gretriever_neo4j.retrieval.neighbourhood import (
     IncidentEdge,
     InMemoryIncidence,
     expand,
+    expand_indices,
     incident_sort_key,
     order_incident,
 )
@@ -197,3 +198,20 @@ def test_empty_graph_and_no_seeds():
     assert expand([], 2, 5, 10, 10, incidence) == ([], [])
     assert expand(["x"], 2, 5, 10, 10, incidence) == (["x"], [])
     assert order_incident([], [], 3) == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("hops, fanout, max_nodes, max_edges", [(2, 3, 500, 2000), (2, 50, 12, 2000),
+                                                                 (3, 5, 500, 17), (2, 0, 500, 2000), (0, 5, 500, 50)])
+def test_expansion_by_index_is_the_keyed_contract(make_kg, seed, hops, fanout, max_nodes, max_edges):
+    # few relation texts (exact ties) and hubs with more incident edges than the fanout
+    graph = make_kg(seed, num_nodes=40, num_edges=400, num_relations=3)
+    question = np.random.default_rng(seed).standard_normal(graph.node_embeddings.shape[1]).astype(np.float32)
+    node_sim, edge_sim = graph.node_similarity(question), graph.edge_similarity(question)
+    seeds = [graph.node_keys[i] for i in (3, 7, 3, 11)]
+    keyed = expand(seeds, hops, fanout, max_nodes, max_edges, InMemoryIncidence(graph, question, fanout,
+                                                                                 (node_sim, edge_sim)))
+    nodes, edges = expand_indices(graph, [graph.key_to_index[k] for k in seeds], hops, fanout, max_nodes, max_edges,
+                                  node_sim, edge_sim)
+    assert [graph.node_keys[i] for i in nodes] == keyed[0]
+    assert [graph.edge_ids[e] for e in edges] == keyed[1]
