@@ -6,8 +6,9 @@ store differ only in how they fetch (and order) incident edges, never in what ex
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,30 +72,59 @@ def expand(seed_keys: Sequence[str], hops: int, fanout: int, max_nodes: int, max
     5. The next frontier is the nodes first visited during this hop, in order of visit; expansion stops
        early when it is empty.
     """
+    def keyed(frontier: list[str]) -> Callable[[str], Iterator[tuple[str, str | None]]]:
+        incident_by_node = incident(frontier)
+
+        def pairs_of(node: str) -> Iterator[tuple[str, str | None]]:
+            for edge in list(incident_by_node.get(node, ()))[:fanout]:
+                yield edge.edge_id, edge.neighbour_key if node in (edge.src_key, edge.dst_key) else None
+        return pairs_of
+
+    return _grow(seed_keys, hops, fanout, max_nodes, max_edges, keyed)
+
+
+def expand_indices(graph: CandidateGraph, seeds: Sequence[int], hops: int, fanout: int, max_nodes: int,
+                   max_edges: int, node_similarity: np.ndarray, edge_similarity: np.ndarray
+                   ) -> tuple[list[int], list[int]]:
+    """`expand` over a CandidateGraph by node and edge index (what `InMemoryIncidence` + `expand` give, with
+    keys), without key strings or edge objects per incident edge."""
+    def by_index(frontier: list[int]) -> Callable[[int], Iterator[tuple[int, int]]]:
+        def pairs_of(node: int) -> Iterator[tuple[int, int]]:
+            edges, neighbours = ranked_incident(graph, node, node_similarity, edge_similarity, fanout)
+            return zip(edges.tolist(), neighbours.tolist())
+        return pairs_of
+
+    return _grow([int(i) for i in seeds], hops, fanout, max_nodes, max_edges, by_index)
+
+
+def _grow(seeds: Sequence[Hashable], hops: int, fanout: int, max_nodes: int, max_edges: int,
+          incident_pairs: Callable[[list], Callable[[Any], Iterable[tuple[Any, Any]]]]) -> tuple[list, list]:
+    """The contract's loop (`expand`), written once: `incident_pairs(frontier)` is called once a hop and gives,
+    for each frontier node, its (edge id, neighbour) pairs in the contract's order, at most `fanout` (a neighbour
+    of None: the backend gave an edge that does not touch the node)."""
     _check_bounds(hops, fanout, max_nodes, max_edges)
-    visited = dict.fromkeys(list(dict.fromkeys(seed_keys))[:max_nodes])
-    kept: dict[str, None] = {}
+    visited = dict.fromkeys(list(dict.fromkeys(seeds))[:max_nodes])
+    kept: dict = {}
     frontier = list(visited)
     for _ in range(hops):
         if not frontier or len(kept) >= max_edges:
             break
-        incident_by_node = incident(list(frontier))
-        next_frontier: list[str] = []
+        pairs_of = incident_pairs(list(frontier))
+        next_frontier: list = []
         for node in frontier:
-            for edge in list(incident_by_node.get(node, ()))[:fanout]:
+            for edge, neighbour in pairs_of(node):
                 if len(kept) >= max_edges:
                     return list(visited), list(kept)
-                if edge.edge_id in kept:
+                if edge in kept:
                     continue
-                if node not in (edge.src_key, edge.dst_key):
-                    raise InputError(f"incident edge {edge.edge_id!r} does not touch {node!r}", field="incident")
-                neighbour = edge.neighbour_key
+                if neighbour is None:
+                    raise InputError(f"incident edge {edge!r} does not touch {node!r}", field="incident")
                 if neighbour not in visited:
                     if len(visited) >= max_nodes:
                         continue
                     visited[neighbour] = None
                     next_frontier.append(neighbour)
-                kept[edge.edge_id] = None
+                kept[edge] = None
         frontier = next_frontier
     return list(visited), list(kept)
 
@@ -105,45 +135,20 @@ def _check_bounds(hops: int, fanout: int, max_nodes: int, max_edges: int) -> Non
             raise InputError(f"must be >= 0, got {value}", field=name)
 
 
-def expand_indices(graph: CandidateGraph, seeds: Sequence[int], hops: int, fanout: int, max_nodes: int,
-                   max_edges: int, node_similarity: np.ndarray, edge_similarity: np.ndarray
-                   ) -> tuple[list[int], list[int]]:
-    """`expand`'s contract over a CandidateGraph by node and edge index (what `InMemoryIncidence` + `expand`
-    give, with keys): no key strings or edge objects per incident edge, and a hub's incident edges are ranked
-    only among those scoring at least its `fanout`-th best (ties included, so the order is the same)."""
-    _check_bounds(hops, fanout, max_nodes, max_edges)
-    visited = dict.fromkeys(list(dict.fromkeys(int(i) for i in seeds))[:max_nodes])
-    kept: dict[int, None] = {}
-    frontier = list(visited)
-    incidence = graph.incidence
-    for _ in range(hops):
-        if not frontier or len(kept) >= max_edges or fanout == 0:
-            break
-        next_frontier: list[int] = []
-        for node in frontier:
-            edges, neighbours = incidence.of(node)
-            if not len(edges):
-                continue
-            scores = round_scores(edge_similarity[edges] + node_similarity[neighbours])
-            if len(edges) > fanout:
-                kth = np.partition(-scores, fanout - 1)[fanout - 1]
-                within = np.flatnonzero(-scores <= kth)
-                edges, neighbours, scores = edges[within], neighbours[within], scores[within]
-            order = np.lexsort((graph.edge_id_ranks[edges], graph.edge_text_ranks[edges],
-                                graph.node_key_ranks[neighbours], -scores))[:fanout]
-            for edge, neighbour in zip(edges[order].tolist(), neighbours[order].tolist()):
-                if len(kept) >= max_edges:
-                    return list(visited), list(kept)
-                if edge in kept:
-                    continue
-                if neighbour not in visited:
-                    if len(visited) >= max_nodes:
-                        continue
-                    visited[neighbour] = None
-                    next_frontier.append(neighbour)
-                kept[edge] = None
-        frontier = next_frontier
-    return list(visited), list(kept)
+def ranked_incident(graph: CandidateGraph, node: int, node_similarity: np.ndarray, edge_similarity: np.ndarray,
+                    fanout: int) -> tuple[np.ndarray, np.ndarray]:
+    """A node's incident (edge, neighbour) indices in `incident_sort_key` order (the graph's precomputed string
+    ranks), the first `fanout`. A hub's edges are ranked only among those scoring at or above its `fanout`-th best
+    (ties kept, so the order is the same)."""
+    edges, neighbours = graph.incidence.of(node)
+    scores = round_scores(edge_similarity[edges] + node_similarity[neighbours])
+    if 0 < fanout < len(edges):
+        kth = np.partition(-scores, fanout - 1)[fanout - 1]
+        within = np.flatnonzero(-scores <= kth)
+        edges, neighbours, scores = edges[within], neighbours[within], scores[within]
+    order = np.lexsort((graph.edge_id_ranks[edges], graph.edge_text_ranks[edges],
+                        graph.node_key_ranks[neighbours], -scores))[:fanout]
+    return edges[order], neighbours[order]
 
 
 class InMemoryIncidence:
@@ -167,12 +172,9 @@ class InMemoryIncidence:
         node = self.graph.key_to_index.get(key)
         if node is None:  # like a database query for an unknown key: no rows
             return []
-        edges, neighbours = self.graph.incidence.of(node)
-        scores = round_scores(self.edge_similarity[edges] + self.node_similarity[neighbours])
         graph = self.graph
-        order = np.lexsort((graph.edge_id_ranks[edges], graph.edge_text_ranks[edges],
-                            graph.node_key_ranks[neighbours], -scores))[:self.fanout]
+        edges, neighbours = ranked_incident(graph, node, self.node_similarity, self.edge_similarity, self.fanout)
         return [IncidentEdge(edge_id=graph.edge_ids[e], src_key=graph.node_keys[graph.edge_src[e]],
                              dst_key=graph.node_keys[graph.edge_dst[e]], text=graph.edge_texts[e],
                              neighbour_key=graph.node_keys[n])
-                for e, n in zip(edges[order].tolist(), neighbours[order].tolist())]
+                for e, n in zip(edges.tolist(), neighbours.tolist())]
