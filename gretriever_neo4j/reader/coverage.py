@@ -241,9 +241,8 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
     return twice
 
 
-def _head_word(tokens: Sequence[str], words: Sequence[str]) -> int | None:
-    """`wh_head` as an index into the question's content words."""
-    head = wh_head(tokens)
+def _head_word(tokens: Sequence[str], words: Sequence[str], head: int | None) -> int | None:
+    """`wh_head`'s `head` as an index into the question's content words."""
     if head is None or tokens[head] in CATEGORY_WORDS:
         return None
     index = sum(1 for t in tokens[:head] if t not in STOP_WORDS and t != PLACEHOLDER)
@@ -339,9 +338,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
     # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
-    head_word = _head_word(tokens, words)
+    head_word = _head_word(tokens, words, head)
     head_row = int(naming[:head_word].sum()) if head_word is not None and naming[head_word] else None
     head_grams = [g for g, members in enumerate(gram_words) if head_word in members] if head_word is not None else []
+    typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
@@ -350,12 +350,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         typed = int(last_relation) if last_direction == FORWARD else -1
         key = (tuple(ids), typed if head_grams else -1)
         if key not in named_by:
-            named = gram_named
-            if head_grams:
-                named = gram_named.copy()
-                others = [r for r in range(named.shape[1]) if r != typed]
-                named[np.ix_(head_grams, others)] = -1.0
-            named_by[key] = least_named(named, gram_words, ids)
+            if head_grams and typed not in typed_named:
+                typed_named[typed] = gram_named.copy()
+                typed_named[typed][np.ix_(head_grams, [r for r in range(gram_named.shape[1]) if r != typed])] = -1.0
+            named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, ids)
         precision = min(named_by[key], MENTION_CAP)
         explained = covered[:, ids].max(axis=1)
         if head_row is not None:
