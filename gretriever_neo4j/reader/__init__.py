@@ -157,7 +157,13 @@ class ZeroShotReader:
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
-        from gretriever_neo4j.retrieval.relation_paths import PathConfig, is_a_value, is_opaque, signature_scores
+        from gretriever_neo4j.retrieval.relation_paths import (
+            PathConfig,
+            is_a_common_noun,
+            is_a_value,
+            is_opaque,
+            signature_scores,
+        )
 
         config = PathConfig()
         anchors = list(anchors)
@@ -180,12 +186,16 @@ class ZeroShotReader:
             text = strip_topic_markers(question)
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
             value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
+            unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
             ends_in_values = np.ones(len(found.signatures), dtype=bool)
+            ends_unnamed = np.ones(len(found.signatures), dtype=bool)
             if found.num_pairs:
                 np.logical_and.at(ends_in_values, found.pair_sig, value[found.pair_node])
+                np.logical_and.at(ends_unnamed, found.pair_sig, unnamed[found.pair_node])
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque, categorical=view.categorical,
-                                         value_ends=set(np.flatnonzero(ends_in_values).tolist()))
+                                         value_ends=set(np.flatnonzero(ends_in_values).tolist()),
+                                         unnamed_ends=set(np.flatnonzero(ends_unnamed).tolist()))
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:

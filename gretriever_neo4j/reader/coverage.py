@@ -26,9 +26,14 @@ a signature whose last step runs against an edge's direction (what points at the
 relation's text says its head is the one it names: "N of" (`author of`: "who wrote X" is `<author of`) or a verb and
 its preposition (`works for`: "who works at the same company as X" is `works for> <works for`). A user's graph
 points its edges either way; Freebase's and MetaQA's names point at the value. A "who" or "where" question is not
-answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year); a "when" or "what
-year" one is, where some walk ends on them. The noun a "which"/"what" question opens with ("which *city* was X born
-in") is the kind of thing asked for: it names at most the relation the walk ends on, forward (`wh_head`).
+answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year), nor by words all in
+lower case, which are kinds of things, not names ("who is in the band X" is not its genre, "indie rock"); a "when" or
+"what year" one is answered by numbers or dates, where some walk ends on them. A question none of whose words names a
+relation ("what movies are about X", "what words describe X") takes one hop: each further hop costs
+`UNNAMED_HOP_COST`, unless it asks what is shared. (Leaving out coverage then, as the words' nearness to relations is
+noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
+a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
+the relation the walk ends on, forward (`wh_head`).
 
 A question that asks for a category ("what kind of film is X", "what types are the films directed by X") is
 answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
@@ -46,9 +51,10 @@ coverage + precision + reading alone 0.79/0.57/0.19 (1/2/3-hop); + round trips 0
 capped precision 0.78/0.88/0.61; + naming words only 0.81/0.89/0.66; hop cost 0.05 0.83/0.90/0.64; + shared
 stems and one relation per word 0.85/0.97/0.77 (another 300 per hop: 0.85/0.94/0.72); + lemmas (lemminflect)
 0.85/0.97/0.77; + named on either side of X 0.85/0.97/0.79 (another 300: 0.85/0.95/0.75); + categorical steps
-0.87/0.99/0.82 (another 300: 0.87/0.99/0.79); + single words before a pair, the which-noun 0.88/0.99/0.82. On two
-invented user graphs (bench/fictional_kgs.py) the rules for users' directions, values and the which-noun took
-strict Hit@1 0.80 -> 0.88 and 0.67 -> 0.74.
+0.87/0.99/0.82 (another 300: 0.87/0.99/0.79); + single words before a pair, the which-noun 0.88/0.99/0.82; + one hop
+when nothing is named 0.90/0.99/0.82 (another 200: 0.85 -> 0.89 on 1-hop, 2/3-hop the same). On two invented user
+graphs (bench/fictional_kgs.py) the rules for users' directions, values and the which-noun took strict Hit@1 0.80 ->
+0.88 and 0.67 -> 0.74; lower-case ends 0.74 -> 0.77 on the second.
 
 Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
 precision only, and cached by text (it does not depend on the question). Everything is a pure function of
@@ -94,6 +100,7 @@ STEM = 4  # letters two words share at their start (or a long word holds) to sha
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
 NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
 NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
+UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
 
 
 def content_words(masked_question: str) -> list[str]:
@@ -301,10 +308,12 @@ class TextVectors:
 def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
                     relation_texts: Sequence[str], vectors: TextVectors, shortlist: int = SHORTLIST,
                     ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST,
-                    categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset()) -> np.ndarray:
+                    categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset(),
+                    unnamed_ends: set[int] = frozenset()) -> np.ndarray:
     """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
     (see the module docstring), less `hop_cost` per named hop beyond the first (steps in `ways_through` lead
-    to opaque nodes: not hops); `value_ends`: the signatures whose end nodes are all numbers or dates. The empty
+    to opaque nodes: not hops); `value_ends`: the signatures whose end nodes are all numbers or dates;
+    `unnamed_ends`: those whose end nodes are all numbers, dates or lower-case common nouns. The empty
     signature, and signatures outside the shortlist, score lower than every shortlisted one (-inf for the empty
     one)."""
     out = np.full(len(signatures), -np.inf)
@@ -333,6 +342,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     naming = centered.max(axis=1) >= WORD_NAMES
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
+    if not naming.any() and not sharing:
+        # Nothing names a relation ("what words describe X", "what movies are about X"): the question is as
+        # long as its way to the answer, one hop; a second hop would be explained by nothing.
+        hop_cost = max(hop_cost, UNNAMED_HOP_COST)
     category = bool(categorical) and asks_for_a_category(masked_question)
     sides = anchor_sides(masked_question)
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
@@ -361,7 +374,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         first[i] = explained.mean() + precision - hop_cost * max(hops - 1, 0)
         if asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]:
             first[i] -= WHO_BACKWARD_COST
-        if (asks_for_a_name and s in value_ends) or (asks_when and value_ends and s not in value_ends):
+        if (asks_for_a_name and (s in value_ends or s in unnamed_ends)) or (
+                asks_when and value_ends and s not in value_ends):
             first[i] -= VALUE_COST
         if category and tuple(signatures[s][-1]) in categorical:
             first[i] += CATEGORY_GAIN

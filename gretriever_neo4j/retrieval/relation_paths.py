@@ -50,6 +50,12 @@ def is_a_value(text: str) -> bool:
     return bool(VALUE.match(text.strip()))
 
 
+def is_a_common_noun(text: str) -> bool:
+    """A node text written all in lower case ("indie rock", "bass guitar", "new york city" as a tag): a word for
+    a kind of thing, not the proper name a "who" question asks for."""
+    return any(c.isalpha() for c in text) and not any(c.isupper() for c in text)
+
+
 def humanize_relation(text: str) -> str:
     """"directed_by" -> "directed by"; Freebase "people.person.spouse_s" -> "person spouse s" (the domain, its
     first part, repeats the type's meaning and only adds noise to the embedding)."""

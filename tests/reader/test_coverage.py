@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gretriever_neo4j.reader import coverage
 from gretriever_neo4j.reader.coverage import (
     WORD_NAMES,
     TextVectors,
@@ -276,3 +277,23 @@ def test_the_noun_a_which_question_opens_with_is_the_kind_of_answer(vectors):
     born = ((0, FORWARD),)
     born_then_back = ((0, FORWARD), (1, BACKWARD))  # the record labels located in X's birthplace
     assert _best_of("which city was X birth place", [born_then_back, born], relations, vectors) == born
+
+
+def test_a_question_that_names_no_relation_takes_one_hop(vectors, monkeypatch):
+    # "what words describe X": no word names either relation, and a second hop's relation would be explained by
+    # nothing (with the usual hop cost it won: its reading is as near the question and it covers more)
+    relations = ["directed_by", "starred_actors"]
+    one_hop, two_hops = ((DIRECTED, BACKWARD),), ((DIRECTED, BACKWARD), (STARRED, FORWARD))
+    assert _best_of("what words describe X", [one_hop, two_hops], relations, vectors) == one_hop
+    monkeypatch.setattr(coverage, "UNNAMED_HOP_COST", coverage.HOP_COST)
+    assert _best_of("what words describe X", [one_hop, two_hops], relations, vectors) == two_hops
+
+
+def test_who_and_where_are_not_answered_by_common_nouns(vectors):
+    relations = ["written", "written"]
+    first, second = ((0, FORWARD),), ((1, FORWARD),)
+    for question in ("who written X", "where written X"):
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={0}) == second
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={1}) == first
+    assert _best_of("what written X", [first, second], relations, vectors, unnamed_ends={0}) == first
+

@@ -21,6 +21,7 @@ from gretriever_neo4j.retrieval.relation_paths import (
     beam_paths,
     categorical_steps,
     humanize_relation,
+    is_a_common_noun,
     is_a_value,
     is_opaque,
     kg_relation_values,
@@ -108,6 +109,8 @@ def test_scores_and_settings():
     assert is_opaque("m.08__j0t") and is_opaque("g.1224tf0c") and not is_opaque("Mobile")
     assert all(is_a_value(t) for t in ("1983", "1901-09-14", "7.5", "1,000", "2009-01-20T00:00:00Z"))
     assert not any(is_a_value(t) for t in ("2014 World Series", "Port Aldis", "m.08__j0t", "B52"))
+    assert all(is_a_common_noun(t) for t in ("indie rock", "bass guitar", "new york city"))
+    assert not any(is_a_common_noun(t) for t in ("Port Aldis", "iPhone", "1983", "", "-"))
     assert humanize_relation("people.person.spouse_s") == "person spouse s"
     assert humanize_relation("directed_by") == "directed by"
     similarity = np.asarray([0.6, 0.1])
