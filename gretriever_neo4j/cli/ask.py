@@ -49,8 +49,8 @@ def ask(
     reader_only: bool = typer.Option(False, "--reader-only", help="grounded answers from the reader alone "
                                      "(no LLM; the same as --llm-when never)"),
     llm_when: str = typer.Option("auto", "--llm-when", help="grounded answers: auto (the LLM chooses where the "
-                                 "reader is unsure; a trained reader without a trained generator answers alone) | "
-                                 "always | never"),
+                                 "reader is unsure, if `gqa train --generator` trained it; else the reader answers "
+                                 "alone) | always | never"),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="a generator trained with `gqa train "
                                               "--config …` [default: the graph's trained one, else the LLM alone]"),
     reader: Optional[Path] = typer.Option(None, "--reader", help="a reader checkpoint [default: the graph's "

@@ -66,7 +66,7 @@ def _no_llm(trained=None):
 
 def test_a_kg_question_gets_the_readers_nodes_with_valid_citations(embedder, monkeypatch):
     answering = Answering(embedder, reader="zero-shot")
-    monkeypatch.setattr(answering, "generator", _no_llm)  # auto: the sure zero-shot reader needs no LLM
+    monkeypatch.setattr(answering, "generator", _no_llm)  # auto: no trained generator, the reader answers alone
     retrieval = _retrieval(embedder)
     answer = answering.answer(retrieval)
     assert answer.mode == "grounded" and answer.raw == ""
@@ -80,7 +80,7 @@ def test_a_kg_question_gets_the_readers_nodes_with_valid_citations(embedder, mon
     assert answer.citations.all_valid and answer.citations.mode == "explicit"
     assert {str(node.id) for node in answer.nodes} <= set(answer.citations.cited_nodes)
     assert answer.models["reader"] == "zero-shot reader"
-    assert answer.models["generator"].startswith("not asked: the reader was sure")
+    assert answer.models["generator"].startswith("not asked: the reader answers alone")
 
 
 def test_without_an_llm_no_generator_is_named(embedder, monkeypatch):

@@ -106,7 +106,8 @@ def test_train_once_then_plain_ask_uses_the_trained_models(store, embedder, cli_
     assert ("retriever.pt" if chosen == "learned" else "relation paths") in data["retriever_model"]
     assert data["answer"]["models"]["reader"].startswith("reader") and data["answer"]["text"] == "Director 4"
     plain = json.loads(gqa("ask", "--graph", prefix, "--json", "who directed Film C4").stdout)["answer"]
-    assert plain["text"] == "Director 4" and plain["models"]["generator"].startswith("not asked: a trained reader")
+    assert plain["text"] == "Director 4"
+    assert plain["models"]["generator"].startswith("not asked: the reader answers alone")
     printed = gqa("ask", "--graph", prefix, "--reader-only", "who directed Film C4")
     assert "reader reader.pt" in printed.stdout and ("learned" if chosen == "learned" else "relation paths") in \
         printed.stdout
