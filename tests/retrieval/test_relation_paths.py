@@ -204,3 +204,18 @@ def test_a_user_graph_is_read_in_the_direction_its_relations_name(embedder):
         reading = read(reader, item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
         said = [item.view.node_texts[n] for n in reading.answers]
         assert said == gold, (question, said)
+
+
+def test_who_is_not_answered_by_a_word_for_a_kind_of_thing(embedder):
+    """"who is in the band X": its members, not its genre ("indie rock", written all in lower case, names a kind
+    of thing, not anybody)."""
+    triples = [("Glass Harbour", "genre", "indie rock"), ("Static Meadow", "genre", "dream pop"),
+               ("Arlo Kovacs", "memberOf", "Glass Harbour"), ("Bex Dufresne", "memberOf", "Glass Harbour"),
+               ("Hana Ingram", "memberOf", "Static Meadow")]
+    kg = KnowledgeGraph.from_triples(triples).embedded(embedder.embed)
+    retriever, reader = PathRetriever(kg, embedder.embed), ZeroShotReader(embedder.embed)
+    question = "who is in the band Glass Harbour"
+    result = retriever.retrieve(question, embedder.embed([question])[0])
+    item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+    reading = read(reader, item, embedder.embed([item.masked])[0], embedder.embed([question])[0])
+    assert sorted(item.view.node_texts[n] for n in reading.answers) == ["Arlo Kovacs", "Bex Dufresne"]
