@@ -162,7 +162,8 @@ def main() -> int:
             "exceptions": sorted({r["exception"] for r in rows if "exception" in r}),
             "retrieve_ms": percentiles([r["retrieve_ms"] for r in ok]),
             "ask_ms": percentiles([r["ask_ms"] for r in ok]),
-            # The reader answers alone when it is sure; the constrained LLM (one at a time on the CPU) otherwise.
+            # With llm_when auto the reader answers alone unless `gqa train --generator` trained an LLM for the
+            # graph; the constrained LLM (one at a time on the CPU) where it is asked.
             "ask_ms_by": {f"{graph}, {'LLM asked' if asked else 'reader alone'}": {
                 "questions": len(part), **percentiles([r["ask_ms"] for r in part])}
                 for graph in sorted({r["graph"] for r in ok}) for asked in (False, True)
