@@ -214,11 +214,11 @@ class Answering:
         llm_when = self.llm_when
         if llm_when == "auto" and not trained_generator:
             # The untrained LLM does not improve the reader on the questions the reader is unsure of, trained or
-            # zero-shot, and costs seconds there: a trained reader, MetaQA strict Hit@1 0.99/1.00/0.99 alone vs
+            # zero-shot, and costs time there: a trained reader, MetaQA strict Hit@1 0.99/1.00/0.99 alone vs
             # 0.97/0.99/0.98 with it (bench/results/answers.json); the zero-shot reader, WebQSP's first 200 test
-            # questions 0.595 alone vs 0.585 (77 asked, 1.6 s p50 each), MetaQA 100 dev per hop equal on 1/2-hop,
-            # 3-hop 0.68 vs 0.67 at p50 177 vs 1,449 ms. The LLM speaks by default where it was trained for the
-            # graph; `--llm-when always` asks it anyway.
+            # questions 0.595 alone vs 0.585 with it deciding the 77 unsure ones (0.565 deciding all, 0.6 s p50
+            # each), MetaQA 100 dev per hop equal on 1/2-hop, 3-hop 0.68 vs 0.67. The LLM speaks by default where
+            # it was trained for the graph; `--llm-when always` asks it anyway.
             llm_when = "never"
         answerer = GroundedAnswerer(reader, self.embedder.embed, lambda: self.generator(trained_generator),
                                     llm_when=llm_when, llm_lock=self.llm_lock)
