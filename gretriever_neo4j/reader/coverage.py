@@ -29,7 +29,7 @@ points its edges either way; Freebase's and MetaQA's names point at the value. A
 answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year), nor by words all in
 lower case, which are kinds of things, not names ("who is in the band X" is not its genre, "indie rock"); a "when" or
 "what year" one is answered by numbers or dates, where some walk ends on them. A question none of whose words names a
-relation ("what movies are about X", "what words describe X") takes one hop: each further hop costs
+relation ("which movies can be described by X", "what does X appear in") takes one hop: each further hop costs
 `UNNAMED_HOP_COST`, unless it asks what is shared. (Leaving out coverage then, as the words' nearness to relations is
 noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
 a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
@@ -343,8 +343,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
     if not naming.any() and not sharing:
-        # Nothing names a relation ("what words describe X", "what movies are about X"): the question is as
-        # long as its way to the answer, one hop; a second hop would be explained by nothing.
+        # Nothing names a relation ("which movies can be described by X", "what does X appear in"): the question
+        # is as long as its way to the answer, one hop; a second hop would be explained by nothing.
         hop_cost = max(hop_cost, UNNAMED_HOP_COST)
     category = bool(categorical) and asks_for_a_category(masked_question)
     sides = anchor_sides(masked_question)
