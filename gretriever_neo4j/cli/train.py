@@ -238,11 +238,10 @@ def train(
         _write_graph_curves(models)
         if models.zero_shot_reader_chosen:
             retriever = "relation paths" if models.chosen_retriever == "paths" else "the learned retriever"
-            trained_reader = models.details.get("reader_choice", {}).get("trained", True) and models.reader
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} (measured "
                           f"better here) and answers with the zero-shot reader: a reader trained only on questions "
                           f"made from the graph reads people's questions worse"
-                          + (f" (the trained one: `--reader {models.path('reader')}`)" if trained_reader else
+                          + (f" (the trained one: `--reader {models.path('reader')}`)" if models.reader else
                              " (`--synthetic-reader` trains one anyway)"))
         else:
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
