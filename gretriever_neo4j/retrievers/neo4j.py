@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -132,7 +132,9 @@ class StaticRetriever:
         nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
         edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
 
-        def incident(frontier: list[str]) -> dict[str, list[IncidentEdge]]:
+        def incident(frontier: list[str], within: Collection[str] | None = None) -> dict[str, list[IncidentEdge]]:
+            if within is not None:
+                return incident_within(frontier, within)
             rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN, relation_cos)
             ordered = {}
             for key, row in rows.items():
@@ -146,7 +148,26 @@ class StaticRetriever:
                                                                for e in row["incident"]], params.fanout)
             return ordered
 
-        node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident)
+        def incident_within(frontier: list[str], within: Collection[str]) -> dict[str, list[IncidentEdge]]:
+            """Rule 6 of `expand`: a visited node was listed by an earlier hop with its cosine (seeds that filled
+            the budget alone are scored here), so only the edges inside the neighbourhood are read, and ranked here."""
+            unscored = [key for key in within if key not in nodes]
+            nodes.update({key: (row["text"], row["cos"], row["ref"])
+                          for key, row in self.store.scored_nodes(graph, unscored, vector).items()})
+            rows = self.store.incident_edges_within(graph, frontier, [k for k in within if k in nodes], vector,
+                                                    relation_cos)
+            ordered = {}
+            for key, incident_rows in rows.items():
+                for e in incident_rows:
+                    edges.setdefault(e["edge_id"], (e["src"], e["text"], e["dst"], e["edge_cos"]))
+                incident_edges = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"],
+                                               text=e["text"], neighbour_key=e["neighbour"]) for e in incident_rows]
+                ordered[key] = order_incident(incident_edges, [e["edge_cos"] + nodes[e["neighbour"]][1]
+                                                               for e in incident_rows], params.fanout)
+            return ordered
+
+        node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident,
+                                     in_parts=True)
         unscored = [key for key in node_keys if key not in nodes]
         nodes.update({key: (row["text"], row["cos"], row["ref"])
                       for key, row in self.store.scored_nodes(graph, unscored, vector).items()})

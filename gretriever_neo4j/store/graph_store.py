@@ -256,6 +256,18 @@ class GraphStore:
                           "neighbour_cos": cos_of_score(e["neighbour_score"])}
                          for e in row["incident"]]} for row in rows}
 
+    def incident_edges_within(self, graph: str, frontier: Sequence[str], within: Sequence[str], vector: np.ndarray,
+                              relation_cos: Mapping[str, float] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """For each frontier node: every incident edge whose other end is in `within`, unordered, with the cosine
+        of its text (`cypher/neighbourhood_within`); the caller knows the nodes' cosines."""
+        if not frontier:
+            return {}
+        scores = None if relation_cos is None else {t: (1.0 + float(c)) / 2.0 for t, c in relation_cos.items()}
+        rows = self.read("neighbourhood_within", graph=graph, frontier=list(frontier), within=list(within),
+                         vector=vectors_param(np.asarray(vector)[None, :])[0], relation_scores=scores)
+        return {row["key"]: [{**e, "edge_cos": cos_of_score(e["edge_score"])} for e in row["incident"]]
+                for row in rows}
+
     def scored_nodes(self, graph: str, keys: Sequence[str], vector: np.ndarray) -> dict[str, dict[str, Any]]:
         if not keys:
             return {}

@@ -66,6 +66,32 @@ def test_max_nodes_is_honoured_and_edges_between_visited_nodes_still_count():
     assert triples(graph, edges) == [("h", "r", "l0"), ("h", "r", "l1"), ("l0", "r", "l1")]
 
 
+def test_a_hop_that_begins_with_the_node_budget_spent_ranks_only_edges_inside_it():
+    # Rule 6: with 'h' and 'l3' visited and the budget (2) spent, the best edges of both (to l0) cannot be kept;
+    # a fanout of 1 goes to the best edge that can, h-l3, instead of being spent on an edge to l0 and keeping nothing.
+    graph = star(6, extra_edges=[("l3", "l0"), ("l3", "l1")])
+    for backend in (InMemoryIncidence(graph, Q, 1), None):
+        if backend is None:
+            nodes, edges = expand_indices(graph, [graph.key_to_index[k] for k in ("h", "l3")], 1, 1, 2, 10,
+                                          graph.node_similarity(Q), graph.edge_similarity(Q))
+            nodes, edges = [graph.node_keys[i] for i in nodes], [graph.edge_ids[e] for e in edges]
+        else:
+            nodes, edges = expand(["h", "l3"], 1, 1, 2, 10, backend)
+        assert nodes == ["h", "l3"]
+        assert triples(graph, edges) == [("h", "r", "l3")]
+    # While the budget is not spent, a node's list is its best edges overall, whatever is visited.
+    nodes, edges = expand(["h", "l3"], 1, 1, 3, 10, InMemoryIncidence(graph, Q, 1))
+    assert nodes == ["h", "l3", "l0"] and triples(graph, edges) == [("h", "r", "l0"), ("l3", "r", "l0")]
+
+
+def test_a_backend_is_told_what_is_visited_only_once_the_budget_is_spent():
+    backend = ScriptedBackend({"s": [("e1", "s", "r", "a"), ("e2", "s", "r", "b")],
+                               "a": [("e3", "a", "r", "b"), ("e4", "a", "r", "c")], "b": []})
+    nodes, edges = expand(["s"], 2, 5, 3, 10, backend)
+    assert backend.calls == [["s"], ["a", "b"]] and backend.within == [None, {"s", "a", "b"}]
+    assert nodes == ["s", "a", "b"] and edges == ["e1", "e2", "e3"]
+
+
 def test_max_edges_is_honoured_exactly():
     graph = star(10, extra_edges=[("l0", "l1")])
     for cap in range(0, 13):
@@ -121,7 +147,7 @@ def test_order_incident_agrees_with_in_memory_ordering(make_kg):
 
 
 # Unbounded, this expansion reaches 32 nodes and 42 edges; the first two cases bind one cap each.
-@pytest.mark.parametrize("max_nodes, max_edges, expected", [(25, 2000, (25, 35)), (500, 30, (26, 30)),
+@pytest.mark.parametrize("max_nodes, max_edges, expected", [(25, 2000, (25, 36)), (500, 30, (26, 30)),
                                                             (500, 2000, (32, 42))])
 def test_expansion_is_independent_of_storage_order(make_kg, shuffle, max_nodes, max_edges, expected):
     graph = make_kg(seed=9)
@@ -137,18 +163,51 @@ def test_expansion_is_independent_of_storage_order(make_kg, shuffle, max_nodes, 
     assert (len(nodes), len(edges)) == expected
 
 
+class CountingIncidence(InMemoryIncidence):
+    """The in-memory backend, counting the nodes it listed in full and inside the visited set."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.full = self.inside = 0
+
+    def __call__(self, frontier_keys, within=None):
+        if within is None:
+            self.full += len(frontier_keys)
+        else:
+            self.inside += len(frontier_keys)
+        return super().__call__(frontier_keys, within)
+
+
+@pytest.mark.parametrize("max_nodes, max_edges", [(6, 2000), (25, 2000), (40, 60), (500, 2000)])
+def test_asking_in_parts_gives_the_same_expansion_with_fewer_full_lists(make_kg, max_nodes, max_edges):
+    graph = make_kg(seed=21, num_nodes=80, num_edges=400)
+    q = np.random.default_rng(3).standard_normal(graph.dim).astype(np.float32)
+    seeds = ["n000", "n011", "n052"]
+    whole, parts = CountingIncidence(graph, q, 4), CountingIncidence(graph, q, 4)
+    expected = expand(seeds, 3, 4, max_nodes, max_edges, whole)
+    assert expand(seeds, 3, 4, max_nodes, max_edges, parts, in_parts=True) == expected
+    nodes, edges = expand_indices(graph, [graph.key_to_index[k] for k in seeds], 3, 4, max_nodes, max_edges,
+                                  graph.node_similarity(q), graph.edge_similarity(q))
+    assert ([graph.node_keys[i] for i in nodes], [graph.edge_ids[e] for e in edges]) == expected
+    assert parts.full <= whole.full
+    if max_nodes == 25:  # the budget runs out part way through a hop: fewer nodes are listed in full
+        assert parts.full < whole.full and parts.inside > 0
+
+
 class ScriptedBackend:
     """An `incident` callback over fixed, already ordered lists, recording what it was asked."""
 
     def __init__(self, lists: dict[str, list[tuple[str, str, str, str]]]):
         self.lists = lists
         self.calls: list[list[str]] = []
+        self.within: list[set[str] | None] = []
 
-    def __call__(self, frontier: list[str]) -> dict[str, list[IncidentEdge]]:
+    def __call__(self, frontier: list[str], within=None) -> dict[str, list[IncidentEdge]]:
         self.calls.append(list(frontier))
-        return {key: [IncidentEdge(edge_id=i, src_key=s, dst_key=d, text=t,
-                                   neighbour_key=d if s == key else s) for i, s, t, d in self.lists.get(key, [])]
-                for key in frontier}
+        self.within.append(None if within is None else set(within))
+        listed = {key: [IncidentEdge(edge_id=i, src_key=s, dst_key=d, text=t, neighbour_key=d if s == key else s)
+                        for i, s, t, d in self.lists.get(key, [])] for key in frontier}
+        return {key: [e for e in edges if within is None or e.neighbour_key in within] for key, edges in listed.items()}
 
 
 def test_frontiers_follow_order_of_first_visit_and_shared_edges_count_once():

@@ -112,11 +112,11 @@ def test_a_backend_ordering_rows_itself_gets_the_same_result(make_kg):
     rows = [(graph.edge_ids[e], graph.node_keys[s], graph.edge_texts[e], graph.node_keys[d], edge_sim[e])
             for e, (s, d) in enumerate(zip(graph.edge_src.tolist(), graph.edge_dst.tolist()))]
 
-    def incident(frontier: list[str]) -> dict[str, list[IncidentEdge]]:
+    def incident(frontier: list[str], within=None) -> dict[str, list[IncidentEdge]]:
         answer = {}
         for key in frontier:
             touching = [(IncidentEdge(i, s, d, t, d if s == key else s), sim) for i, s, t, d, sim in rows
-                        if key in (s, d)]
+                        if key in (s, d) and (within is None or (d if s == key else s) in within)]
             answer[key] = order_incident([e for e, _ in touching],
                                          [sim + node_sim[e.neighbour_key] for e, sim in touching], params.fanout)
         return answer

@@ -54,7 +54,10 @@ QUESTIONS = ["what else did ben franklin invent", "who discovered radium", "what
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_neo4j_path_equals_reference_path(store, embedder, seed):
+def test_neo4j_path_equals_reference_path(store, embedder, seed, monkeypatch):
+    within_calls = []  # the hops that begin with the node budget spent (rule 6 of neighbourhood.expand)
+    read_within = store.incident_edges_within
+    monkeypatch.setattr(store, "incident_edges_within", lambda *a, **k: within_calls.append(a) or read_within(*a, **k))
     graph = f"{store.test_prefix}-kg{seed}"
     ingest([_random_kg(seed, graph, store.test_prefix, edges=30 + 10 * seed)], store, embedder.embed,
            dataset=store.test_prefix)
@@ -70,6 +73,7 @@ def test_neo4j_path_equals_reference_path(store, embedder, seed):
         assert list(ours.result.candidate.edge_refs) == list(expected.candidate.edge_refs), question
         assert ours.text == expected.text, question
         assert ours.result.subgraph.node_refs == expected.subgraph.node_refs
+    assert within_calls, "no hop began with the node budget spent: rule 6 was not compared"
 
 
 def test_whole_graph_and_empty_graph_parity(store, embedder):
