@@ -194,7 +194,8 @@ class InMemoryIncidence:
         self.node_similarity, self.edge_similarity = similarities or (graph.node_similarity(question_embedding),
                                                                       graph.edge_similarity(question_embedding))
 
-    def __call__(self, frontier_keys: list[str], within: Collection[str] | None = None) -> dict[str, list[IncidentEdge]]:
+    def __call__(self, frontier_keys: list[str],
+                 within: Collection[str] | None = None) -> dict[str, list[IncidentEdge]]:
         mask = None
         if within is not None:
             mask = np.zeros(self.graph.num_nodes, dtype=bool)
