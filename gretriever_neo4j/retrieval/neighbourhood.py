@@ -6,6 +6,7 @@ store differ only in how they fetch (and order) incident edges, never in what ex
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,6 +124,7 @@ def _grow(seeds: Sequence[Hashable], hops: int, fanout: int, max_nodes: int, max
     visited = dict.fromkeys(list(dict.fromkeys(seeds))[:max_nodes])
     kept: dict = {}
     frontier = list(visited)
+    listed = added = 0  # frontier nodes listed in full so far, and the nodes they added (for `in_parts`)
     for _ in range(hops):
         if not frontier or len(kept) >= max_edges:
             break
@@ -131,13 +133,16 @@ def _grow(seeds: Sequence[Hashable], hops: int, fanout: int, max_nodes: int, max
         while done < len(frontier):
             full = len(visited) >= max_nodes
             part = frontier[done:]
-            if in_parts and not full:
-                part = part[:max(4, -(-(max_nodes - len(visited)) // max(fanout, 1)))]
+            if in_parts and not full:  # as many as would fill the budget at the rate seen so far
+                rate = max(added / listed if listed else fanout, 1.0)
+                part = part[:max(4, math.ceil((max_nodes - len(visited)) / rate))]
             pairs_of = incident_pairs(part, visited.keys() if full else None)
             for node in part:
                 if not full and len(visited) >= max_nodes:
                     break  # the budget ran out within this part: the rest are listed again, inside it (rule 6)
                 done += 1
+                listed += not full
+                before = len(visited)
                 for edge, neighbour in pairs_of(node):
                     if len(kept) >= max_edges:
                         return list(visited), list(kept)
@@ -151,6 +156,7 @@ def _grow(seeds: Sequence[Hashable], hops: int, fanout: int, max_nodes: int, max
                         visited[neighbour] = None
                         next_frontier.append(neighbour)
                     kept[edge] = None
+                added += len(visited) - before
         frontier = next_frontier
     return list(visited), list(kept)
 

@@ -55,7 +55,7 @@ class StaticRetriever:
             seeds: list[str] = []
         else:
             started = time.perf_counter()
-            relations = self._relations_of(graph)  # one version check a question, for seeds and neighbourhood
+            relations = self._relations_of(graph)  # one version check a question, for seeds, neighbourhood, fetch
             relation_cos = relations.cosines(vector)
             seeds = self._seeds(vector, graph, params, relations, relation_cos)
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
@@ -69,7 +69,7 @@ class StaticRetriever:
         timings["textualize"] = result.timings_ms["textualize"]
         if isinstance(candidate, ScoredCandidateGraph):
             started = time.perf_counter()
-            self._fill_selected(graph, candidate, result)
+            self._fill_selected(graph, candidate, result, relations.vectors)
             timings["fetch"] = ms_since(started)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=params, result=result,
                                    timings_ms=timings, kind=self.kind, record=record)
@@ -184,13 +184,14 @@ class StaticRetriever:
             node_refs=[nodes[k][2] for k in node_keys], edge_refs=list(edge_ids),
             node_scores=[nodes[k][1] for k in node_keys], edge_scores=[edges[e][3] for e in edge_ids])
 
-    def _fill_selected(self, graph: str, candidate: ScoredCandidateGraph, result: RetrievalResult) -> None:
+    def _fill_selected(self, graph: str, candidate: ScoredCandidateGraph, result: RetrievalResult,
+                       relation_vectors: Mapping[str, Any]) -> None:
         """Vectors (and element ids) of the selected nodes and edges only: what generation reads."""
         sub = result.subgraph
         keys = [candidate.node_keys[i] for i in sub.node_indices]
         refs = [candidate.edge_refs[i] for i in sub.edge_indices]
         node_rows = {row["key"]: row for row in self.store.graph_nodes(graph, keys)}
-        edge_rows = {row["ref"]: row for row in self.store.graph_edges(graph, refs)}
+        edge_rows = {row["ref"]: row for row in self.store.graph_edges(graph, refs, relation_vectors)}
         candidate.fill_embeddings({i: node_rows[k]["embedding"] for i, k in zip(sub.node_indices, keys)},
                                   {i: edge_rows[r]["embedding"] for i, r in zip(sub.edge_indices, refs)})
 
@@ -212,7 +213,8 @@ class _Relations:
 
     def __init__(self, version: Any, vectors: Mapping[str, Any]):
         self.version = version
-        self.texts = sorted(t for t, v in vectors.items() if v is not None)
+        self.vectors = {t: v for t, v in vectors.items() if v is not None}  # as stored, for the selected edges
+        self.texts = sorted(self.vectors)
         rows = np.asarray([vectors[t] for t in self.texts], dtype=np.float64)
         rows = rows.reshape(len(self.texts), -1) if self.texts else np.zeros((0, 0))  # a graph without edges
         self.rows = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)

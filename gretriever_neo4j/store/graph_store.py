@@ -279,8 +279,8 @@ class GraphStore:
         """Nodes with text, vector and element id (`ref`): those keys in their order, or else the whole graph in
         natural key order ("2" before "10")."""
         if keys is not None:
-            return self.read("graph_nodes", graph=graph, keys=list(keys))
-        return sorted(self.read("graph_nodes", graph=graph, keys=None), key=lambda row: natural_key(row["key"]))
+            return self.read("nodes_by_key", graph=graph, keys=list(keys)) if keys else []
+        return sorted(self.read("graph_nodes", graph=graph), key=lambda row: natural_key(row["key"]))
 
     def node_refs(self, graph: str, keys: Sequence[str]) -> dict[str, str]:
         """key -> element id of the given nodes (no vectors travel)."""
@@ -288,16 +288,22 @@ class GraphStore:
             return {}
         return {row["key"]: row["ref"] for row in self.read("node_refs", graph=graph, keys=list(keys))}
 
-    def graph_edges(self, graph: str, refs: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    def graph_edges(self, graph: str, refs: Sequence[str] | None = None,
+                    relation_vectors: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Edges with their relation's vector, by element id in the order given, or else every edge of the graph
-        in natural order."""
+        in natural order. `relation_vectors`: the vectors of texts the caller already holds (only the others are
+        read; without it, every relation text of the graph is)."""
         if refs is not None:
             rows = self.read("edges_by_ref", refs=list(refs)) if refs else []
         else:
             rows = sorted(self.read("graph_edges", graph=graph),
                           key=lambda row: (natural_key(row["src"]), natural_key(row["dst"]), row["text"]))
         if rows:
-            vectors = self.graph_relations(graph)
+            if relation_vectors is None:
+                vectors = self.graph_relations(graph)
+            else:
+                missing = sorted({row["text"] for row in rows} - relation_vectors.keys())
+                vectors = {**relation_vectors, **self.kg_relation_vectors(graph, missing)}
             for row in rows:
                 row["embedding"] = vectors.get(row["text"])
         return rows
