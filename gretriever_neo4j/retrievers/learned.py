@@ -15,6 +15,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.learned import LearnedRetriever, StoreGraphSource
+from gretriever_neo4j.retrieval.linking import StoreLinking
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
 from gretriever_neo4j.retrievers.cached import GraphCache, learned_over_cache
@@ -45,11 +46,13 @@ class LearnedKGRetriever:
     def _learned(self, graph: str) -> LearnedRetriever:
         """The trained scorer over a source of this request's own: a store-backed source fills as the beam goes,
         and requests run in several threads of a server."""
-        source = StoreGraphSource(self.store, graph)
+        source = StoreGraphSource(_VectorsWhileWalking(self.store), graph)
+        linking = StoreLinking(self.store)
         with self._lock:
             if self._trained is None:
-                self._trained = LearnedRetriever.from_checkpoint(self.checkpoint, source, embed=self._embed)
-        return self._trained.over(source)
+                self._trained = LearnedRetriever.from_checkpoint(self.checkpoint, source, embed=self._embed,
+                                                                 linking=linking)
+        return self._trained.over(source, linking)
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
@@ -65,3 +68,32 @@ class LearnedKGRetriever:
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"learned": ms_since(started)}, kind=self.kind,
                                    record=record, warnings=unused_parameters(self.kind, params, overrides))
+
+
+class _VectorsWhileWalking:
+    """What `StoreGraphSource` asks of the store, with each incident triple's far end read in the same statement
+    (`GraphStore.kg_incident_vectors`): the beam scores every triple it meets with both ends' vectors, which would
+    otherwise be a second statement and a lookup by key per neighbour."""
+
+    def __init__(self, store):
+        self.store = store
+        self.nodes: dict[str, dict[str, Any]] = {}
+
+    def kg_incident(self, graph: str, keys, limit: int):
+        by_key = self.store.kg_incident_vectors(graph, keys, limit)
+        for rows in by_key.values():
+            for row in rows:
+                if row["neighbour"] not in self.nodes:
+                    self.nodes[row["neighbour"]] = {"key": row["neighbour"], "text": row["neighbour_text"],
+                                                    "embedding": row["neighbour_embedding"],
+                                                    "degree": row["neighbour_degree"]}
+        return by_key
+
+    def kg_node_vectors(self, graph: str, keys):
+        missing = [k for k in keys if k not in self.nodes]
+        if missing:  # seeds: not met through an incident edge yet
+            self.nodes.update((row["key"], row) for row in self.store.kg_node_vectors(graph, missing))
+        return [self.nodes[k] for k in keys if k in self.nodes]
+
+    def kg_relation_vectors(self, graph: str, texts):
+        return self.store.kg_relation_vectors(graph, texts)

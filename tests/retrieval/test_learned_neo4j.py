@@ -18,6 +18,8 @@ from gretriever_neo4j.retrieval.learned import (
     train_retriever,
 )
 from gretriever_neo4j.retrieval.linking import MentionPrior, analyzer_tokens, link_seeds, phrase_query
+from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.learned import LearnedKGRetriever
 
 pytestmark = pytest.mark.neo4j
 
@@ -168,6 +170,31 @@ def test_learned_retrieval_round_trip_through_neo4j(store, embedder, tmp_path):
         as_triples = lambda r: sorted((r.subgraph.node_keys[e.src], e.text, r.subgraph.node_keys[e.dst])
                                       for e in r.subgraph.edges)
         assert as_triples(result) == as_triples(reference)
+        # The product's retriever reads each neighbour's vector with its incident edge (one statement a hop).
+        served = LearnedKGRetriever(RetrievalContext(store, embedder), checkpoint).retrieve(question.text, graph=graph,
+                                                                                           record=False)
+        expected = through_store.retrieve(question.text, embedder.embed_query(question.text).vector)
+        assert as_triples(served.result) == as_triples(expected)
+        assert served.result.candidate.edge_refs == expected.candidate.edge_refs
+
+
+def test_neighbours_read_with_their_edges_equal_those_read_by_key(store, embedder):
+    from gretriever_neo4j.retrievers.learned import _VectorsWhileWalking
+
+    graph = _graph(store, "movies-walk")
+    triples = movie_triples()
+    _ingest(store, embedder, graph, sorted({n for h, _, t in triples for n in (h, t)}), triples)
+    walking, by_key = StoreGraphSource(_VectorsWhileWalking(store), graph), StoreGraphSource(store, graph)
+    for source in (walking, by_key):
+        frontier = source.node_ids(["Film 3", "Director 1"])
+        for _ in range(2):
+            frontier = np.unique(source.incident(frontier).neighbour)
+    assert walking._node_keys == by_key._node_keys and len(walking._node_keys) > 10
+    nodes = np.arange(walking.num_nodes)
+    assert walking.degrees(nodes).tolist() == by_key.degrees(nodes).tolist()
+    assert walking.degrees(nodes).max() > 1
+    assert walking.node_texts(nodes) == by_key.node_texts(nodes)
+    np.testing.assert_array_equal(walking.node_vectors(nodes), by_key.node_vectors(nodes))
 
 
 def test_an_empty_stored_graph_loads_as_an_empty_kg(store, embedder):

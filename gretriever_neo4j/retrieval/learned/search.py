@@ -72,12 +72,13 @@ class LearnedRetriever:
         model, config, embedder_name, prior = load_checkpoint(path)
         return cls(model, config, graph, embedder_name=embedder_name, prior=prior, **options)
 
-    def over(self, graph) -> LearnedRetriever:
-        """The same trained scorer over another source. A `StoreGraphSource` grows as the beam meets nodes, so a
-        server gives each request its own and shares only this retriever's weights."""
+    def over(self, graph, linking=None) -> LearnedRetriever:
+        """The same trained scorer over another source (and `linking`, else the source's own). A
+        `StoreGraphSource` grows as the beam meets nodes, so a server gives each request its own and shares only
+        this retriever's weights."""
         other = copy.copy(self)
         other.source = as_source(graph)
-        other.linking = other.source.linking()
+        other.linking = linking if linking is not None else other.source.linking()
         other.graph_name = getattr(other.source, "graph", self.graph_name)
         if not isinstance(other.source, KnowledgeGraphSource):
             other._node_projection, other._relation_projection = {}, None

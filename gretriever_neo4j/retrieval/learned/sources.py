@@ -130,7 +130,7 @@ class StoreGraphSource:
             self._register_nodes(k for row in rows for k in (row["src"], row["dst"]))
             self._register_relations(row["text"] for row in rows)
             for n in todo:
-                edges, neighbours, outgoing = [], [], []
+                edges, neighbours, outgoing = {}, [], []  # edges: a dict for its order and O(1) membership
                 for row in by_key.get(self._node_keys[n], []):
                     if row["ref"] not in self._edge_index:
                         self._edge_index[row["ref"]] = len(self._edge_refs)
@@ -140,10 +140,10 @@ class StoreGraphSource:
                     edge = self._edge_index[row["ref"]]
                     if edge in edges:  # an undirected match lists a self-loop twice
                         continue
-                    edges.append(edge)
+                    edges[edge] = None
                     neighbours.append(self._node_index[row["neighbour"]])
                     outgoing.append(row["src"] == self._node_keys[n])
-                self._incidence[n] = (np.asarray(edges, np.int64), np.asarray(neighbours, np.int64),
+                self._incidence[n] = (np.fromiter(edges, np.int64, len(edges)), np.asarray(neighbours, np.int64),
                                       np.asarray(outgoing, bool))
         parts = [self._incidence[n] for n in nodes.tolist()]
         counts = [len(p[0]) for p in parts]
