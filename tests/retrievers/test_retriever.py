@@ -73,6 +73,13 @@ def test_neo4j_path_equals_reference_path(store, embedder, seed, monkeypatch):
         assert list(ours.result.candidate.edge_refs) == list(expected.candidate.edge_refs), question
         assert ours.text == expected.text, question
         assert ours.result.subgraph.node_refs == expected.subgraph.node_refs
+        # What generation reads: the selected nodes' and edges' vectors (edges': their relation text's).
+        chosen_nodes, chosen_edges = ours.result.subgraph.node_indices, ours.result.subgraph.edge_indices
+        np.testing.assert_array_equal(ours.result.candidate.node_embeddings[chosen_nodes],
+                                      expected.candidate.node_embeddings[expected.subgraph.node_indices])
+        np.testing.assert_array_equal(ours.result.candidate.edge_embeddings[chosen_edges],
+                                      expected.candidate.edge_embeddings[expected.subgraph.edge_indices])
+        assert len(chosen_edges) > 0, question
     assert within_calls, "no hop began with the node budget spent: rule 6 was not compared"
 
 
