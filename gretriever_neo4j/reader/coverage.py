@@ -101,6 +101,10 @@ MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is na
 NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
 NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
+# Words that name one kind of relation without sharing a stem, where the embedder does not see it (MiniLM rates
+# "describe" against `has tags` 0.16): a relation of descriptors (tags, keywords, topics, themes) is what a question
+# asks to "describe" something by.
+WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor"}),)
 
 
 def content_words(masked_question: str) -> list[str]:
@@ -208,7 +212,10 @@ def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
 def _stem_match(a: str, b: str) -> bool:
     if len(a) < STEM or len(b) < STEM:
         return False
-    if word_lemmas(a) & word_lemmas(b):  # "wrote" / `written`, "spoken" / "speak": no shared prefix
+    lemmas_a, lemmas_b = word_lemmas(a), word_lemmas(b)
+    if lemmas_a & lemmas_b:  # "wrote" / `written`, "spoken" / "speak": no shared prefix
+        return True
+    if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
         return True
     common = common_prefix(a, b)
     return common >= STEM or (len(a) > 6 and b[:STEM] in a) or (len(b) > 6 and a[:STEM] in b)

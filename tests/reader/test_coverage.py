@@ -211,6 +211,18 @@ def test_words_that_share_a_stem_with_a_relations_own_name_name_it():
                               [0, 0, 0, 0]]
 
 
+def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    relations = ["has_tags", "directed_by", "keywords", "in_language"]
+    found = same_stems(["describe", "topics", "description", "themes", "words", "language"], relations)
+    assert found.tolist() == [[1, 0, 1, 0], [1, 0, 1, 0], [1, 0, 1, 0], [1, 0, 1, 0],
+                              [0, 0, 1, 0],  # "words" names `keywords` by its stem, and not `has tags`
+                              [0, 0, 0, 1]]
+    tags, directed = ((0, FORWARD),), ((1, FORWARD),)
+    assert _best_of("describe X in a few words", [directed, tags], ["has_tags", "directed_by"], vectors) == tags
+
+
 def test_one_word_names_one_relation_of_a_path_at_most():
     from gretriever_neo4j.reader.coverage import least_named
 
