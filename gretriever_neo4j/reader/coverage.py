@@ -104,12 +104,14 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # Words that name one kind of relation without sharing a stem, where the embedder does not see it (MiniLM rates
 # "describe" against `has tags` 0.16): a relation of descriptors (tags, keywords, topics, themes) is what a question
 # asks to "describe" something by.
-WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor"}),)
+WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),)
+# The one function word that names something: what a thing is "about" is its topics ("which films are about X").
+FUNCTION_WORDS = STOP_WORDS - {"about"}
 
 
 def content_words(masked_question: str) -> list[str]:
     """The question's words that can name a relation: not stop words, not the anchors' placeholder."""
-    return [w for w in analyzer_tokens(masked_question) if w not in STOP_WORDS and w != PLACEHOLDER]
+    return [w for w in analyzer_tokens(masked_question) if w not in FUNCTION_WORDS and w != PLACEHOLDER]
 
 
 def anchor_sides(masked_question: str) -> list[int]:
@@ -121,7 +123,7 @@ def anchor_sides(masked_question: str) -> list[int]:
     for token in analyzer_tokens(masked_question):
         if token == PLACEHOLDER:
             side = 0
-        elif token not in STOP_WORDS:
+        elif token not in FUNCTION_WORDS:
             owned = previous == PLACEHOLDER and set(getAllLemmas(token)) == {"NOUN"}
             sides.append(1 if owned else side)
         previous = token
@@ -152,7 +154,7 @@ def wh_head(tokens: Sequence[str]) -> int | None:
     for i, token in enumerate(tokens[:2]):
         if token in WH_DETERMINERS and i + 1 < len(tokens):
             noun = tokens[i + 1]
-            if noun not in STOP_WORDS and noun != PLACEHOLDER and "NOUN" in getAllLemmas(noun):
+            if noun not in FUNCTION_WORDS and noun != PLACEHOLDER and "NOUN" in getAllLemmas(noun):
                 return i + 1
             return None
     return None
@@ -259,7 +261,7 @@ def _head_word(tokens: Sequence[str], words: Sequence[str], head: int | None) ->
     """`wh_head`'s `head` as an index into the question's content words."""
     if head is None or tokens[head] in CATEGORY_WORDS:
         return None
-    index = sum(1 for t in tokens[:head] if t not in STOP_WORDS and t != PLACEHOLDER)
+    index = sum(1 for t in tokens[:head] if t not in FUNCTION_WORDS and t != PLACEHOLDER)
     return index if index < len(words) and words[index] == tokens[head] else None
 
 

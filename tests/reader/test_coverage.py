@@ -221,6 +221,10 @@ def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
                               [0, 0, 0, 1]]
     tags, directed = ((0, FORWARD),), ((1, FORWARD),)
     assert _best_of("describe X in a few words", [directed, tags], ["has_tags", "directed_by"], vectors) == tags
+    # "about", the one function word that names something: what a thing is about is its topics
+    assert same_stems(["which films are about"], relations).tolist() == [[1, 0, 1, 0]]
+    assert "about" in content_words("what is X about") and "are" not in content_words("which films are about X")
+    assert _best_of("what is X about", [directed, tags], ["has_tags", "directed_by"], vectors) == tags
 
 
 def test_one_word_names_one_relation_of_a_path_at_most():
