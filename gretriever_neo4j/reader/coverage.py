@@ -244,7 +244,7 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
     for relation in set(best.tolist()):
         chosen = np.flatnonzero((best == relation) & (word_relation[:, relation] >= NAMED_SIMILARITY)
                                 & (gap >= NAMED_MARGIN))
-        if len(chosen) < 2:
+        if len(chosen) < 2 or len({_family(words[i]) for i in chosen}) < 2:  # "describing what X is about": once
             continue
         parts = content_words(humanized[relation]) or [humanized[relation]]
         nearest = (vectors([words[i] for i in chosen]) @ vectors(parts).T).argmax(axis=1)
@@ -255,6 +255,12 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
             if {-1, 1} <= around:
                 twice.add(relation)
     return twice
+
+
+def _family(word: str) -> str | int:
+    """The `WORD_FAMILIES` index a word belongs to, else the word itself."""
+    lemmas = word_lemmas(word)
+    return next((i for i, family in enumerate(WORD_FAMILIES) if lemmas & family), word)
 
 
 def _head_word(tokens: Sequence[str], words: Sequence[str], head: int | None) -> int | None:

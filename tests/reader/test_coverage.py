@@ -225,6 +225,18 @@ def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
     assert same_stems(["which films are about"], relations).tolist() == [[1, 0, 1, 0]]
     assert "about" in content_words("what is X about") and "are" not in content_words("which films are about X")
     assert _best_of("what is X about", [directed, tags], ["has_tags", "directed_by"], vectors) == tags
+    # Two words of one family are one mention, not a relation named twice (which would ask what is shared)
+    from gretriever_neo4j.reader.coverage import LEXICAL, named_twice
+
+    words, relations = ["describing", "about"], ["has_tags", "directed_by"]
+    word_relation = np.maximum(vectors(words) @ vectors(["has tags", "directed by"]).T,
+                               LEXICAL * same_stems(words, relations))
+    assert word_relation[:, 0].min() >= LEXICAL  # both name `has_tags` ...
+    assert named_twice(words, word_relation, ["has tags", "directed by"], vectors) == set()  # ... once
+    twice = ["directed", "director"]  # two words of one lemma do name a relation twice
+    word_relation = np.maximum(vectors(twice) @ vectors(["has tags", "directed by"]).T,
+                               LEXICAL * same_stems(twice, relations))
+    assert named_twice(twice, word_relation, ["has tags", "directed by"], vectors) == {1}
 
 
 def test_one_word_names_one_relation_of_a_path_at_most():
