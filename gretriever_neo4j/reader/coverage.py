@@ -110,7 +110,8 @@ FUNCTION_WORDS = STOP_WORDS - {"about"}
 
 
 def content_words(masked_question: str) -> list[str]:
-    """The question's words that can name a relation: not stop words, not the anchors' placeholder."""
+    """The question's words that can name a relation: not function words (`FUNCTION_WORDS`), not the anchors'
+    placeholder."""
     return [w for w in analyzer_tokens(masked_question) if w not in FUNCTION_WORDS and w != PLACEHOLDER]
 
 

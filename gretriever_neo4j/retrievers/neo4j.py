@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -132,21 +132,23 @@ class StaticRetriever:
         nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
         edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
 
+        def ranked(rows: list[dict[str, Any]], neighbour_cos: Callable[[dict[str, Any]], float]) -> list[IncidentEdge]:
+            """One node's rows as the contract's list (`order_incident`), their edges remembered for the result."""
+            for e in rows:
+                edges.setdefault(e["edge_id"], (e["src"], e["text"], e["dst"], e["edge_cos"]))
+            listed = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"], text=e["text"],
+                                   neighbour_key=e["neighbour"]) for e in rows]
+            return order_incident(listed, [e["edge_cos"] + neighbour_cos(e) for e in rows], params.fanout)
+
         def incident(frontier: list[str], within: Collection[str] | None = None) -> dict[str, list[IncidentEdge]]:
             if within is not None:
                 return incident_within(frontier, within)
             rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN, relation_cos)
-            ordered = {}
             for key, row in rows.items():
                 nodes[key] = (row["text"], row["cos"], row["ref"])
                 for e in row["incident"]:
                     nodes.setdefault(e["neighbour"], (e["neighbour_text"], e["neighbour_cos"], e["neighbour_ref"]))
-                    edges.setdefault(e["edge_id"], (e["src"], e["text"], e["dst"], e["edge_cos"]))
-                incident_edges = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"],
-                                               text=e["text"], neighbour_key=e["neighbour"]) for e in row["incident"]]
-                ordered[key] = order_incident(incident_edges, [e["edge_cos"] + e["neighbour_cos"]
-                                                               for e in row["incident"]], params.fanout)
-            return ordered
+            return {key: ranked(row["incident"], lambda e: e["neighbour_cos"]) for key, row in rows.items()}
 
         def incident_within(frontier: list[str], within: Collection[str]) -> dict[str, list[IncidentEdge]]:
             """Rule 6 of `expand`: a visited node was listed by an earlier hop with its cosine (seeds that filled
@@ -156,15 +158,7 @@ class StaticRetriever:
                           for key, row in self.store.scored_nodes(graph, unscored, vector).items()})
             rows = self.store.incident_edges_within(graph, frontier, [k for k in within if k in nodes], vector,
                                                     relation_cos)
-            ordered = {}
-            for key, incident_rows in rows.items():
-                for e in incident_rows:
-                    edges.setdefault(e["edge_id"], (e["src"], e["text"], e["dst"], e["edge_cos"]))
-                incident_edges = [IncidentEdge(edge_id=e["edge_id"], src_key=e["src"], dst_key=e["dst"],
-                                               text=e["text"], neighbour_key=e["neighbour"]) for e in incident_rows]
-                ordered[key] = order_incident(incident_edges, [e["edge_cos"] + nodes[e["neighbour"]][1]
-                                                               for e in incident_rows], params.fanout)
-            return ordered
+            return {key: ranked(listed, lambda e: nodes[e["neighbour"]][1]) for key, listed in rows.items()}
 
         node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident,
                                      in_parts=True)
