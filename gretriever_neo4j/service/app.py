@@ -25,7 +25,7 @@ from collections.abc import AsyncIterable
 from importlib import resources
 from typing import Literal
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -34,7 +34,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from gretriever_neo4j.errors import DatabaseError, GqaError, NotFoundError, driver_unavailable, internal_failure
-from gretriever_neo4j.service.runtime import Runtime, StreamState, TokenStream
+from gretriever_neo4j.service.runtime import Runtime, StreamState, Ticket, TokenStream
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,10 @@ class Retrieve(BaseModel):
 
 def failure(error: BaseException, where: str) -> tuple[int, str, dict[str, str]]:
     """(status, detail, headers) for any exception a request met: the error's own status for ours, 503 for a
-    Neo4j that went away, and 500 with a log id (traceback logged) for anything else."""
+    Neo4j that went away, and 500 with a log id (traceback logged) for anything else. A task group's group of
+    one error is that error."""
+    while isinstance(getattr(error, "exceptions", None), tuple) and len(error.exceptions) == 1:  # 3.10: no builtin
+        error = error.exceptions[0]
     if isinstance(error, GqaError) and error.http_status < 500:
         headers = {"Retry-After": str(error.retry_after_s)} if hasattr(error, "retry_after_s") else {}
         return error.http_status, str(error), headers
@@ -140,10 +143,21 @@ def create_app(runtime: Runtime) -> FastAPI:
                 ticket.release()
         return JSONResponse({**retrieval.to_dict(), "retriever_model": described, "answer": answer.to_dict()})
 
-    @app.post("/api/ask/stream", response_class=EventSourceResponse)
-    async def ask_stream(body: Ask, request: Request) -> AsyncIterable[ServerSentEvent]:
+    async def admitted(body: Ask):
+        """The question checked and a place in the queue taken before the stream starts: once it has, an error
+        can only be an event of a 200 response (raised inside the stream, FastAPI's producer task would turn a
+        422 or 429 into a 500)."""
         runtime.check_question(body.question)
         ticket = runtime.ticket()
+        try:
+            yield ticket
+        finally:
+            if not ticket.started:  # the client went away before the stream began
+                ticket.release()
+
+    @app.post("/api/ask/stream", response_class=EventSourceResponse)
+    async def ask_stream(body: Ask, request: Request,
+                         ticket: Ticket = Depends(admitted)) -> AsyncIterable[ServerSentEvent]:
         state = StreamState(tokens=TokenStream())
         where = f"POST {request.url.path}"
         try:

@@ -113,6 +113,28 @@ def test_a_client_leaving_mid_stream_does_not_stop_the_server(server):
     assert kinds[0] == "retrieval" and "token" in kinds and kinds[-2:] == ["answer", "done"]
 
 
+def test_the_stream_refuses_a_bad_question_or_a_full_queue_before_it_starts(server):
+    """Checked inside the stream, these were raised in FastAPI's producer task and answered 500."""
+    for question in ("   ", "x" * 201):
+        refused = httpx.post(f"{server.url}/api/ask/stream", json={"question": question, "graph": "webqsp"})
+        assert refused.status_code == 422 and refused.json()["detail"], refused.text
+    body = {"question": FRANKLIN, "graph": "webqsp", "llm_when": "always"}
+    codes: list[int] = []
+
+    def ask() -> None:
+        with httpx.Client(timeout=300) as client, client.stream("POST", f"{server.url}/api/ask/stream",
+                                                                json=body) as response:
+            response.read()
+            codes.append(response.status_code)
+
+    threads = [threading.Thread(target=ask) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert 429 in codes and 200 in codes and 500 not in codes, codes
+
+
 def test_stream_reports_errors_as_events(server):
     with httpx.Client(timeout=60) as client, client.stream("POST", f"{server.url}/api/ask/stream",
                                                            json={"question": "who?", "graph": "nope"}) as response:
