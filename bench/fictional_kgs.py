@@ -29,9 +29,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 
-from fictional_graphs import music, people_and_places  # noqa: E402
+from fictional_graphs import music, people_and_places, sports  # noqa: E402
 
-GRAPHS = {"fictional-people": people_and_places, "fictional-music": music}
+GRAPHS = {"fictional-people": people_and_places, "fictional-music": music, "fictional-sports": sports}
 
 
 def gqa(*args: str, check: bool = True) -> tuple[str, float]:

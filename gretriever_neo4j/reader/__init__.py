@@ -129,6 +129,17 @@ class Reader(Protocol):
              question_full: np.ndarray | None = None) -> Reading: ...
 
 
+def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
+    """(S, d): per walk signature, the mean unit vector of the nodes it ends on."""
+    if view.dim == 0 or not found.num_pairs:
+        return None
+    units = view.node_vectors / np.maximum(np.linalg.norm(view.node_vectors, axis=1, keepdims=True), 1e-12)
+    sums = np.zeros((len(found.signatures), view.dim), np.float32)
+    np.add.at(sums, found.pair_sig, units[found.pair_node])
+    counts = np.bincount(found.pair_sig, minlength=len(found.signatures))
+    return sums / np.maximum(counts, 1)[:, None]
+
+
 class ZeroShotReader:
     """Nothing trained: walks from the anchors score as relation-path retrieval scores paths
     (`relation_paths.signature_scores`: relations the question talks about add, others and extra hops cost), the
@@ -179,7 +190,7 @@ class ZeroShotReader:
                 if opaque[view.src[mask]].mean() > 0.5:
                     lands_opaque.add((r, 1))
         if self.scoring == "coverage":
-            from gretriever_neo4j.reader.coverage import coverage_scores
+            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
             # ("director", a tag), and masking it would hide the very word the question asks with.
@@ -187,15 +198,24 @@ class ZeroShotReader:
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
             value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
             unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
+            place = np.zeros(view.num_nodes, dtype=bool)
+            if view.num_edges:
+                place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
             ends_in_values = np.ones(len(found.signatures), dtype=bool)
             ends_unnamed = np.ones(len(found.signatures), dtype=bool)
+            ends_in_places = np.ones(len(found.signatures), dtype=bool)
+            end_vectors = None
             if found.num_pairs:
                 np.logical_and.at(ends_in_values, found.pair_sig, value[found.pair_node])
                 np.logical_and.at(ends_unnamed, found.pair_sig, unnamed[found.pair_node])
+                np.logical_and.at(ends_in_places, found.pair_sig, place[found.pair_node])
+            end_vectors = _mean_end_vectors(view, found)
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque, categorical=view.categorical,
                                          value_ends=set(np.flatnonzero(ends_in_values).tolist()),
-                                         unnamed_ends=set(np.flatnonzero(ends_unnamed).tolist()))
+                                         unnamed_ends=set(np.flatnonzero(ends_unnamed).tolist()),
+                                         place_ends=set(np.flatnonzero(ends_in_places).tolist()),
+                                         end_vectors=end_vectors)
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:
@@ -218,9 +238,35 @@ class ZeroShotReader:
                                      np.exp(np.minimum(node_scores - top, 0.0) / ZERO_SHOT_TEMPERATURE), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
+        probabilities = self._narrowed(question, view, anchors, probabilities, exclude, opaque)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         return _finish(view, found, anchors, probabilities, node_similarity, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
+
+
+    @staticmethod
+    def _narrowed(question: str, view: SubgraphView, anchors: list[int], probabilities: np.ndarray,
+                  exclude: set[int], opaque: np.ndarray) -> np.ndarray:
+        """The answers linked to another entity the question names, if any is (`reader.constraints`); the rest
+        of the best walk's ends rank just below them."""
+        from gretriever_neo4j.reader.constraints import constraint_nodes, linked_answers
+        from gretriever_neo4j.reader.coverage import FUNCTION_WORDS
+        from gretriever_neo4j.retrieval.linking import analyzer_tokens
+        from gretriever_neo4j.retrieval.relation_paths import humanize_relation, is_a_common_noun, is_a_value
+
+        answers = [i for i in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if i not in exclude]
+        if len(answers) < 2:
+            return probabilities
+        relation_words = {t for text in view.relation_texts for t in analyzer_tokens(humanize_relation(text))}
+        proper = ~opaque & np.asarray([not is_a_value(t) and not is_a_common_noun(t) for t in view.node_texts],
+                                      dtype=bool)
+        constraints = constraint_nodes(question, view, anchors, answers, FUNCTION_WORDS | relation_words, proper)
+        linked = linked_answers(view, answers, constraints, opaque)
+        if not linked or len(linked) == len(answers):
+            return probabilities
+        narrowed = probabilities.copy()
+        narrowed[sorted(set(answers) - set(linked))] = ZERO_SHOT_THRESHOLD * 0.99
+        return narrowed
 
 
 class TrainedReader:

@@ -68,7 +68,11 @@ def humanize_relation(text: str) -> str:
 ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
 CATEGORY_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category", "categories"})
 CATEGORICAL_SHARE = 0.01  # a relation is categorical when its distinct values are under 1% of its edges
-SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co"})
+SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co",
+                           # people named by what they share with X: its colleagues share its employer
+                           "colleague", "colleagues", "coworker", "coworkers", "fellow", "fellows", "peers",
+                           "sibling", "siblings"})
+MATE = re.compile(r"^([a-z]{4,})mates?$")  # "bandmates", "teammate", "classmates": X's band, team, class, shared
 
 
 def asks_for_a_category(masked_question: str) -> bool:
@@ -101,11 +105,18 @@ def kg_relation_values(kg) -> dict[str, tuple[int, int, int]]:
 
 
 def asks_what_is_shared(question: str) -> bool:
-    """Whether the question says something is shared ("same", "share", "also", "together", ...): then a path
-    out and back along one relation (the other films of X's actors) is what it asks for."""
+    """Whether the question says something is shared ("same", "share", "also", "together", "colleagues",
+    "bandmates", ...): then a path out and back along one relation (the other films of X's actors) is what it asks
+    for."""
+    from lemminflect import getAllLemmas
+
     from gretriever_neo4j.retrieval.linking import analyzer_tokens
 
-    return bool(SHARING_WORDS & set(analyzer_tokens(question)))
+    tokens = set(analyzer_tokens(question))
+    if SHARING_WORDS & tokens:
+        return True
+    mates = (MATE.match(t) for t in tokens)  # not "estimate", "animate": what comes before "mate" is a noun
+    return any(m is not None and "NOUN" in getAllLemmas(m.group(1)) for m in mates)
 
 
 @dataclass(frozen=True)

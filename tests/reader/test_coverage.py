@@ -239,6 +239,14 @@ def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
     assert named_twice(twice, word_relation, ["has tags", "directed by"], vectors) == {1}
 
 
+def test_words_of_work_name_a_relation_of_work():
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    relations = ["works for", "married to", "employer"]
+    found = same_stems(["employs", "colleagues", "employer", "spouse"], relations)
+    assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 0, 0]]
+
+
 def test_one_word_names_one_relation_of_a_path_at_most():
     from gretriever_neo4j.reader.coverage import least_named
 
@@ -285,6 +293,12 @@ def test_who_and_where_are_not_answered_by_numbers_alone_and_when_is(vectors):
         assert _best_of(question, [first, second], relations, vectors, value_ends={0}) == second
         assert _best_of(question, [first, second], relations, vectors, value_ends={1}) == first
     assert _best_of("when written X", [first, second], relations, vectors, value_ends={1}) == second
+    # a time is all "when" asks for: a walk that ends on none costs twice what a "who" ending on times does
+    question = "when written X"
+    plain = coverage_scores(question, None, [first, second], relations, vectors)
+    timed = coverage_scores(question, None, [first, second], relations, vectors, value_ends={1})
+    assert plain[0] - timed[0] == pytest.approx(coverage.WHEN_COST) == 2 * coverage.VALUE_COST
+    assert plain[1] == timed[1]
     assert _best_of("in what year written X", [first, second], relations, vectors, value_ends={0}) == first
 
 
@@ -324,4 +338,54 @@ def test_who_and_where_are_not_answered_by_common_nouns(vectors):
         assert _best_of(question, [first, second], relations, vectors, unnamed_ends={0}) == second
         assert _best_of(question, [first, second], relations, vectors, unnamed_ends={1}) == first
     assert _best_of("what written X", [first, second], relations, vectors, unnamed_ends={0}) == first
+
+
+def test_who_is_not_answered_by_places_and_where_is(vectors):
+    relations = ["written", "written"]
+    first, second = ((0, FORWARD),), ((1, FORWARD),)
+    assert _best_of("who written X", [first, second], relations, vectors, place_ends={0}) == second
+    assert _best_of("who written X", [first, second], relations, vectors, place_ends={1}) == first
+    assert _best_of("where written X", [first, second], relations, vectors, place_ends={1}) == second
+    assert _best_of("where written X", [first, second], relations, vectors, place_ends={0}) == first
+    assert _best_of("what written X", [first, second], relations, vectors, place_ends={0}) == first
+
+
+def test_a_relation_is_of_places_by_its_own_name():
+    from gretriever_neo4j.embedding.embedder import Embedder
+
+    try:
+        embedder = Embedder(None)
+    except Exception as error:  # the packaged MiniLM: the prototypes are set against its similarities
+        pytest.skip(f"no packaged embedder: {error}")
+    relations = ["hometown", "birthPlace", "people.person.place_of_birth", "located in", "lives in", "locationCity",
+                 "spouse", "founded by", "genre", "recordLabel", "artist", "memberOf", "releaseYear"]
+    places = coverage.place_relations(relations, TextVectors(embedder.embed))
+    assert [r for r, place in zip(relations, places) if place] == relations[:6]
+
+
+def test_with_nothing_counted_categorical_a_category_is_a_word_in_lower_case(vectors):
+    relations = ["written", "written"]
+    first, second = ((0, FORWARD),), ((1, FORWARD),)
+    for question in ("what kind of written X", "what type of written X"):
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={1}) == second
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={0}) == first
+        # values are not kinds; a graph that counts its categories is not asked about lower case
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={0, 1}, value_ends={1}) == first
+        assert _best_of(question, [first, second], relations, vectors, unnamed_ends={1},
+                        categorical={(0, FORWARD)}) == first
+
+
+def test_a_which_question_prefers_walks_ending_near_its_noun(vectors):
+    relations = ["written", "written"]
+    first, second = ((0, FORWARD),), ((1, FORWARD),)
+    ends = vectors(["gary", "country"])  # mean end vectors of the two signatures (one node each)
+    question = "which country written X"
+    assert _best_of(question, [first, second], relations, vectors, end_vectors=ends) == second
+    assert _best_of(question, [first, second], relations, vectors, end_vectors=ends[::-1].copy()) == first
+    plain = coverage_scores(question, None, [first, second], relations, vectors)
+    kinded = coverage_scores(question, None, [first, second], relations, vectors, end_vectors=ends)
+    assert kinded - plain == pytest.approx(coverage.HEAD_KIND * (ends @ vectors(["country"])[0]))
+    # no "which N": no gain
+    assert list(coverage_scores("who written X", None, [first, second], relations, vectors, end_vectors=ends)) == \
+        list(coverage_scores("who written X", None, [first, second], relations, vectors))
 

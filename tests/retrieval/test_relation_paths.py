@@ -154,6 +154,10 @@ def test_a_question_about_what_is_shared_keeps_the_way_out_and_back_in_the_beam(
     assert shared_genre in [beam(0.1).paths[p] for p in beam(0.1).final]
     assert asks_what_is_shared("what genres are the films that share a director with X")
     assert not asks_what_is_shared("what genre is the film X")
+    for question in ("who are X's bandmates", "name X's teammates", "who are X's colleagues", "X's siblings"):
+        assert asks_what_is_shared(question), question
+    for question in ("estimate the climate of X", "what did X animate", "the ultimate X"):  # not mates
+        assert not asks_what_is_shared(question), question
 
 
 def test_categorical_steps_are_relations_whose_few_values_many_heads_share():

@@ -1,0 +1,59 @@
+"""A second entity the question names narrows the answer (reader/constraints.py), on a toy view with CVTs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gretriever_neo4j.reader import ZeroShotReader
+from gretriever_neo4j.reader.constraints import constraint_nodes, linked_answers
+from gretriever_neo4j.reader.coverage import FUNCTION_WORDS
+from gretriever_neo4j.reader.paths import SubgraphView
+
+from fakes import FakeEmbedder
+
+# Ghost Rider -starring-> two performances (opaque CVTs), each -actor-> an actor and -character-> a character
+NODES = ["Ghost Rider", "m.0p1", "m.0p2", "Eva Mendes", "Nicolas Cage", "Roxanne Simpson", "Johnny Blaze",
+         "Mark Steven Johnson"]
+EDGES = [(0, 0, 1), (0, 0, 2), (1, 1, 3), (2, 1, 4), (1, 2, 5), (2, 2, 6), (0, 3, 7)]  # (src, relation, dst)
+RELATIONS = ["film.film.starring", "film.performance.actor", "film.performance.character", "film.film.directed_by"]
+
+
+def view() -> SubgraphView:
+    embedder = FakeEmbedder()
+    return SubgraphView(node_keys=list(NODES), node_texts=list(NODES), node_vectors=embedder.embed(NODES),
+                        src=np.asarray([e[0] for e in EDGES]), dst=np.asarray([e[2] for e in EDGES]),
+                        relation=np.asarray([e[1] for e in EDGES]), relation_texts=list(RELATIONS),
+                        relation_vectors=embedder.embed(RELATIONS))
+
+
+OPAQUE = np.asarray([text.startswith("m.0") for text in NODES])
+PROPER = ~OPAQUE
+
+
+def test_a_word_left_over_names_a_constraint_and_the_answer_linked_to_it_through_a_cvt_stays():
+    sub = view()
+    actors = [3, 4]
+    constraints = constraint_nodes("who plays roxanne in ghost rider", sub, [0], actors, FUNCTION_WORDS, PROPER)
+    assert constraints == [5]
+    assert linked_answers(sub, actors, constraints, OPAQUE) == [3]
+    # nothing else named: no constraint; a constraint no answer is linked to narrows nothing
+    assert constraint_nodes("who plays in ghost rider", sub, [0], actors, FUNCTION_WORDS, PROPER) == []
+    assert linked_answers(sub, actors, [7], OPAQUE) == []
+    # a word of English is no name ("blaze" of "Johnny Blaze", as "music" of "Pop music")
+    assert constraint_nodes("who plays blaze in ghost rider", sub, [0], actors, FUNCTION_WORDS, PROPER) == []
+    # words of the anchor's name and words to skip (relation words) name no constraint
+    assert constraint_nodes("who plays ghost in ghost rider", sub, [0], actors, FUNCTION_WORDS, PROPER) == []
+    assert constraint_nodes("who plays johnny in ghost rider", sub, [0], actors, FUNCTION_WORDS | {"johnny"},
+                            PROPER) == []
+
+
+def test_the_zero_shot_reader_answers_the_actor_of_the_character_named():
+    sub = view()
+    embed = FakeEmbedder().embed
+    reader = ZeroShotReader(embed)
+    question = "which actor plays roxanne in ghost rider"
+    reading = reader.read(question, sub, [0], embed(["which actor plays roxanne in X"])[0], embed([question])[0])
+    assert [sub.node_texts[n] for n in reading.answers] == ["Eva Mendes"]
+    plain = reader.read("which actor plays in ghost rider", sub, [0], embed(["which actor plays in X"])[0],
+                        embed(["which actor plays in ghost rider"])[0])
+    assert sorted(sub.node_texts[n] for n in plain.answers) == ["Eva Mendes", "Nicolas Cage"]
