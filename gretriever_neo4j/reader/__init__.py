@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from gretriever_neo4j.reader.constraints import narrowed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
 from gretriever_neo4j.reader.paths import (
@@ -134,10 +135,12 @@ def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     if view.dim == 0 or not found.num_pairs:
         return None
     units = view.node_vectors / np.maximum(np.linalg.norm(view.node_vectors, axis=1, keepdims=True), 1e-12)
-    sums = np.zeros((len(found.signatures), view.dim), np.float32)
-    np.add.at(sums, found.pair_sig, units[found.pair_node])
-    counts = np.bincount(found.pair_sig, minlength=len(found.signatures))
-    return sums / np.maximum(counts, 1)[:, None]
+    order = np.argsort(found.pair_sig, kind="stable")  # pairs grouped by signature: one reduceat, not add.at
+    signatures, starts = np.unique(found.pair_sig[order], return_index=True)
+    means = np.zeros((len(found.signatures), view.dim), np.float32)
+    sums = np.add.reduceat(units[found.pair_node[order]], starts, axis=0)
+    means[signatures] = sums / np.diff(np.append(starts, len(order)))[:, None]
+    return means
 
 
 class ZeroShotReader:
@@ -204,7 +207,6 @@ class ZeroShotReader:
             ends_in_values = np.ones(len(found.signatures), dtype=bool)
             ends_unnamed = np.ones(len(found.signatures), dtype=bool)
             ends_in_places = np.ones(len(found.signatures), dtype=bool)
-            end_vectors = None
             if found.num_pairs:
                 np.logical_and.at(ends_in_values, found.pair_sig, value[found.pair_node])
                 np.logical_and.at(ends_unnamed, found.pair_sig, unnamed[found.pair_node])
@@ -238,35 +240,10 @@ class ZeroShotReader:
                                      np.exp(np.minimum(node_scores - top, 0.0) / ZERO_SHOT_TEMPERATURE), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
-        probabilities = self._narrowed(question, view, anchors, probabilities, exclude, opaque)
+        probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ZERO_SHOT_THRESHOLD)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         return _finish(view, found, anchors, probabilities, node_similarity, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
-
-
-    @staticmethod
-    def _narrowed(question: str, view: SubgraphView, anchors: list[int], probabilities: np.ndarray,
-                  exclude: set[int], opaque: np.ndarray) -> np.ndarray:
-        """The answers linked to another entity the question names, if any is (`reader.constraints`); the rest
-        of the best walk's ends rank just below them."""
-        from gretriever_neo4j.reader.constraints import constraint_nodes, linked_answers
-        from gretriever_neo4j.reader.coverage import FUNCTION_WORDS
-        from gretriever_neo4j.retrieval.linking import analyzer_tokens
-        from gretriever_neo4j.retrieval.relation_paths import humanize_relation, is_a_common_noun, is_a_value
-
-        answers = [i for i in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if i not in exclude]
-        if len(answers) < 2:
-            return probabilities
-        relation_words = {t for text in view.relation_texts for t in analyzer_tokens(humanize_relation(text))}
-        proper = ~opaque & np.asarray([not is_a_value(t) and not is_a_common_noun(t) for t in view.node_texts],
-                                      dtype=bool)
-        constraints = constraint_nodes(question, view, anchors, answers, FUNCTION_WORDS | relation_words, proper)
-        linked = linked_answers(view, answers, constraints, opaque)
-        if not linked or len(linked) == len(answers):
-            return probabilities
-        narrowed = probabilities.copy()
-        narrowed[sorted(set(answers) - set(linked))] = ZERO_SHOT_THRESHOLD * 0.99
-        return narrowed
 
 
 class TrainedReader:
