@@ -121,6 +121,10 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # (MiniLM rates "colleagues" nearer `married to`).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}))
+# What contains places names `located in` (not one another: a state is no country), and a city, what is located,
+# does not.
+CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
+LOCATED = frozenset({"locate"})
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
@@ -238,6 +242,8 @@ def _stem_match(a: str, b: str) -> bool:
     if lemmas_a & lemmas_b:  # "wrote" / `written`, "spoken" / "speak": no shared prefix
         return True
     if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
+        return True
+    if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True
     common = common_prefix(a, b)
     return common >= STEM or (len(a) > 6 and b[:STEM] in a) or (len(b) > 6 and a[:STEM] in b)

@@ -247,6 +247,17 @@ def test_words_of_work_name_a_relation_of_work():
     assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 0, 0]]
 
 
+def test_a_container_of_places_names_located_in_and_a_city_does_not(vectors):
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    assert same_stems(["country", "state", "continent", "city"], ["located in"]).tolist() == [[1], [1], [1], [0]]
+    assert same_stems(["state", "located"], ["country"]).tolist() == [[0], [1]]  # a state is no country
+    born, then_located = ((0, FORWARD),), ((0, FORWARD), (1, FORWARD))
+    relations = ["born in", "located in"]
+    assert _best_of("what country was X born in", [born, then_located], relations, vectors) == then_located
+    assert _best_of("what city was X born in", [born, then_located], relations, vectors) == born
+
+
 def test_one_word_names_one_relation_of_a_path_at_most():
     from gretriever_neo4j.reader.coverage import least_named
 
