@@ -20,7 +20,9 @@ right 6.5% of the time. A signature here scores as
 
 Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of the relation's own name share a
 stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
-ones). A named hop beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
+ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`), or are a noun
+for what contains places and `located` ("what country was X born in" / `located in`: `CONTAINERS`). A named hop
+beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
 a signature whose last step runs against an edge's direction (what points at the way so far) costs
 `WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films) — unless the
 relation's text says its head is the one it names: "N of" (`author of`: "who wrote X" is `<author of`) or a verb and
