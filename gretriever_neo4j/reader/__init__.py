@@ -130,6 +130,14 @@ class Reader(Protocol):
              question_full: np.ndarray | None = None) -> Reading: ...
 
 
+def _ending_all_in(found: Walks, node_mask: np.ndarray) -> set[int]:
+    """The walk signatures all of whose end nodes are in `node_mask` (a signature that ends nowhere counts)."""
+    ending = np.ones(len(found.signatures), dtype=bool)
+    if found.num_pairs:
+        np.logical_and.at(ending, found.pair_sig, node_mask[found.pair_node])
+    return set(np.flatnonzero(ending).tolist())
+
+
 def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     """(S, d): per walk signature, the mean unit vector of the nodes it ends on."""
     if view.dim == 0 or not found.num_pairs:
@@ -192,6 +200,8 @@ class ZeroShotReader:
                     lands_opaque.add((r, 0))
                 if opaque[view.src[mask]].mean() > 0.5:
                     lands_opaque.add((r, 1))
+        value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
+        unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
 
@@ -199,25 +209,15 @@ class ZeroShotReader:
             # ("director", a tag), and masking it would hide the very word the question asks with.
             text = strip_topic_markers(question)
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
-            value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
-            unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
-            ends_in_values = np.ones(len(found.signatures), dtype=bool)
-            ends_unnamed = np.ones(len(found.signatures), dtype=bool)
-            ends_in_places = np.ones(len(found.signatures), dtype=bool)
-            if found.num_pairs:
-                np.logical_and.at(ends_in_values, found.pair_sig, value[found.pair_node])
-                np.logical_and.at(ends_unnamed, found.pair_sig, unnamed[found.pair_node])
-                np.logical_and.at(ends_in_places, found.pair_sig, place[found.pair_node])
-            end_vectors = _mean_end_vectors(view, found)
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque, categorical=view.categorical,
-                                         value_ends=set(np.flatnonzero(ends_in_values).tolist()),
-                                         unnamed_ends=set(np.flatnonzero(ends_unnamed).tolist()),
-                                         place_ends=set(np.flatnonzero(ends_in_places).tolist()),
-                                         end_vectors=end_vectors)
+                                         value_ends=_ending_all_in(found, value),
+                                         unnamed_ends=_ending_all_in(found, unnamed),
+                                         place_ends=_ending_all_in(found, place),
+                                         end_vectors=_mean_end_vectors(view, found))
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:
@@ -240,7 +240,8 @@ class ZeroShotReader:
                                      np.exp(np.minimum(node_scores - top, 0.0) / ZERO_SHOT_TEMPERATURE), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
-        probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ZERO_SHOT_THRESHOLD)
+        probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ~opaque & ~unnamed,
+                                 ZERO_SHOT_THRESHOLD)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         return _finish(view, found, anchors, probabilities, node_similarity, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)

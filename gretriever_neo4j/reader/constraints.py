@@ -18,7 +18,7 @@ import numpy as np
 
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, strip_topic_markers
-from gretriever_neo4j.retrieval.relation_paths import humanize_relation, is_a_common_noun, is_a_value
+from gretriever_neo4j.retrieval.relation_paths import humanize_relation
 
 MIN_LETTERS = 3  # a word of the question that can name a constraint ("kirk", "ziva"), not "in", "on"
 
@@ -57,15 +57,14 @@ def linked_answers(view: SubgraphView, answers: Sequence[int], constraints: Sequ
 
 
 def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabilities: np.ndarray,
-             exclude: set[int], opaque: np.ndarray, threshold: float) -> np.ndarray:
+             exclude: set[int], opaque: np.ndarray, proper: np.ndarray, threshold: float) -> np.ndarray:
     """`probabilities` with the answers (at or above `threshold`, not excluded) that no constraint links put just
-    below the threshold, where a constraint links some of them; else unchanged."""
+    below the threshold, where a constraint links some of them; else unchanged. `proper`: nodes named by proper
+    names (not opaque ids, values or words in lower case)."""
     answers = [i for i in np.flatnonzero(probabilities >= threshold).tolist() if i not in exclude]
     if len(answers) < 2:
         return probabilities
     relation_words = {t for text in view.relation_texts for t in analyzer_tokens(humanize_relation(text))}
-    proper = ~opaque & np.asarray([not is_a_value(t) and not is_a_common_noun(t) for t in view.node_texts],
-                                  dtype=bool)
     constraints = constraint_nodes(question, view, anchors, answers, STOP_WORDS | relation_words, proper)
     linked = linked_answers(view, answers, constraints, opaque)
     if not linked or len(linked) == len(answers):

@@ -226,7 +226,7 @@ def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
     ("location.location.containedby": "located" names every location relation), and "what type of …" asks
     for a category, it does not name `notable types`."""
     out = np.zeros((len(texts), len(relations)), np.float32)
-    relation_words = [content_words(humanize_relation(r.rsplit(".", 1)[-1])) for r in relations]
+    relation_words = [content_words(own_name(r)) for r in relations]
     for t, text in enumerate(texts):
         for word in content_words(text):
             if word in CATEGORY_WORDS:
@@ -235,6 +235,12 @@ def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
                 if any(_stem_match(word, part) for part in parts):
                     out[t, r] = 1.0
     return out
+
+
+def own_name(relation_text: str) -> str:
+    """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
+    nothing of what this relation is)."""
+    return humanize_relation(relation_text.rsplit(".", 1)[-1])
 
 
 def _stem_match(a: str, b: str) -> bool:
@@ -257,7 +263,7 @@ def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.n
     node is a place when such an edge points at it: so a "who" question is not answered by X's hometown."""
     if not relation_texts:
         return np.zeros(0, dtype=bool)
-    names = [humanize_relation(t.rsplit(".", 1)[-1]) for t in relation_texts]
+    names = [own_name(t) for t in relation_texts]
     return (vectors(names) @ vectors(list(PLACE_PROTOTYPES)).T).max(axis=1) >= PLACE_SIMILARITY
 
 
