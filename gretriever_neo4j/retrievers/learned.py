@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.learned import LearnedRetriever, StoreGraphSource
-from gretriever_neo4j.retrieval.linking import StoreLinking
+from gretriever_neo4j.retrieval.linking import StoreLinking, relation_name_words
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
 from gretriever_neo4j.retrievers.cached import GraphCache, learned_over_cache
@@ -38,16 +39,17 @@ class LearnedKGRetriever:
         self.description = f"learned {self.checkpoint}"
         self.cache = cache
         self._trained: LearnedRetriever | None = None  # the weights, loaded once, shared by every request
+        self.reads = StoredReads()
         self._lock = threading.Lock()
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.stack([self.embedder.embed_query(t).vector for t in texts])
 
-    def _learned(self, graph: str) -> LearnedRetriever:
+    def _learned(self, graph: str, version: Any) -> LearnedRetriever:
         """The trained scorer over a source of this request's own: a store-backed source fills as the beam goes,
-        and requests run in several threads of a server."""
-        source = StoreGraphSource(_VectorsWhileWalking(self.store), graph)
-        linking = StoreLinking(self.store)
+        and requests run in several threads of a server (they share `reads`)."""
+        source = StoreGraphSource(_ReadsThroughMemory(self.store, self.reads, version), graph)
+        linking = StoreLinking(self.store, relation_words=self.reads.relation_words(self.store, graph, version))
         with self._lock:
             if self._trained is None:
                 self._trained = LearnedRetriever.from_checkpoint(self.checkpoint, source, embed=self._embed,
@@ -64,36 +66,138 @@ class LearnedKGRetriever:
         learned = None
         if self.cache is not None:
             learned = learned_over_cache(self.cache, graph, self.checkpoint, self._embed)
-        result = (learned or self._learned(graph)).retrieve(asked.text, asked.vector)
+        result = (learned or self._learned(graph, info.get("version"))).retrieve(asked.text, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"learned": ms_since(started)}, kind=self.kind,
                                    record=record, warnings=unused_parameters(self.kind, params, overrides))
 
 
-class _VectorsWhileWalking:
-    """What `StoreGraphSource` asks of the store, with each incident triple's far end read in the same statement
-    (`GraphStore.kg_incident_vectors`): the beam scores every triple it meets with both ends' vectors, which would
-    otherwise be a second statement and a lookup by key per neighbour."""
+class StoredReads:
+    """What learned retrievals over Neo4j read of a graph, kept for the requests after (one per retriever, shared
+    by a server's threads): node rows (text, vector, degree), the incident triples of hubs, relation vectors and
+    the words of relation names. A KG's hubs make most questions meet the same nodes (50 MetaQA questions: 330k
+    incident triples read, 90% of them hanging on 90 nodes), and reading and decoding far ends' vectors was most of
+    a retrieval's time through Neo4j. Bounded: `capacity` node rows (about 2 KB each; the first read go first) and
+    `incident_capacity` triples of nodes with at least `hub` (the least recently used node goes first), about
+    90 MB in all at the defaults. A graph's reads are let go when its version moves (every write to it bumps it),
+    so no request sees a text, vector, degree or edge a write made stale."""
 
-    def __init__(self, store):
-        self.store = store
-        self.nodes: dict[str, dict[str, Any]] = {}
+    def __init__(self, capacity: int = 20_000, incident_capacity: int = 100_000, hub: int = 64):
+        self.capacity, self.incident_capacity, self.hub = capacity, incident_capacity, hub
+        self._rows: dict[str, dict[str, dict[str, Any]]] = {}  # graph -> key -> row, in order of reading
+        self._row_count = 0
+        self._incident: OrderedDict[tuple[str, str, int], list[dict[str, Any]]] = OrderedDict()
+        self._incident_rows = 0
+        self._relations: dict[str, dict[str, np.ndarray]] = {}
+        self._words: dict[str, frozenset[str]] = {}
+        self._versions: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._row_count
+
+    def _at(self, graph: str, version: Any) -> None:
+        """Forgets the graph's reads if they were made at another version (lock held)."""
+        if graph in self._versions and self._versions[graph] != version:
+            self._row_count -= len(self._rows.pop(graph, {}))
+            for key in [k for k in self._incident if k[0] == graph]:
+                self._incident_rows -= len(self._incident.pop(key))
+            self._relations.pop(graph, None)
+            self._words.pop(graph, None)
+        self._versions[graph] = version
+
+    def node_rows(self, store, graph: str, version: Any, keys) -> list[dict[str, Any]]:
+        """Rows of the given keys (unknown keys left out), from memory where held, else in one statement."""
+        with self._lock:
+            self._at(graph, version)
+            rows = self._rows.setdefault(graph, {})
+            held = {key: rows[key] for key in keys if key in rows}
+        missing = [k for k in dict.fromkeys(keys) if k not in held]
+        if missing:
+            fetched = [{**row, "embedding": _frozen(row["embedding"])} for row in store.kg_node_vectors(graph, missing)]
+            held.update((row["key"], row) for row in fetched)
+            with self._lock:
+                if self._versions.get(graph) == version:  # not if a newer version arrived meanwhile
+                    rows = self._rows.setdefault(graph, {})
+                    before = len(rows)
+                    rows.update((row["key"], row) for row in fetched)
+                    self._row_count += len(rows) - before
+                    while self._row_count > self.capacity and rows:  # first in, first out
+                        del rows[next(iter(rows))]
+                        self._row_count -= 1
+        return [held[k] for k in keys if k in held]
+
+    def incident(self, store, graph: str, version: Any, keys, limit: int) -> dict[str, list[dict[str, Any]]]:
+        """`GraphStore.kg_incident`, a hub's triples (`hub` or more) from memory where held: nine in ten of the
+        triples a MetaQA beam meets hang on the 90 nodes of most edges."""
+        with self._lock:
+            self._at(graph, version)
+            held = {}
+            for key in keys:
+                rows = self._incident.get((graph, key, limit))
+                if rows is not None:
+                    self._incident.move_to_end((graph, key, limit))
+                    held[key] = rows
+        missing = [k for k in dict.fromkeys(keys) if k not in held]
+        if missing:
+            fetched = store.kg_incident(graph, missing, limit)
+            held.update(fetched)
+            hubs = {key: rows for key, rows in fetched.items() if len(rows) >= self.hub}
+            with self._lock:
+                if hubs and self._versions.get(graph) == version:
+                    for key, rows in hubs.items():
+                        if (graph, key, limit) not in self._incident:
+                            self._incident[(graph, key, limit)] = rows
+                            self._incident_rows += len(rows)
+                    while self._incident_rows > self.incident_capacity and self._incident:
+                        self._incident_rows -= len(self._incident.popitem(last=False)[1])
+        return {k: held[k] for k in keys if k in held}
+
+    def relation_vectors(self, store, graph: str, version: Any, texts) -> dict[str, np.ndarray]:
+        with self._lock:
+            self._at(graph, version)
+            held = dict(self._relations.get(graph, {}))
+        missing = [t for t in dict.fromkeys(texts) if t not in held]
+        if missing:
+            fetched = {text: _frozen(vector) for text, vector in store.kg_relation_vectors(graph, missing).items()}
+            held.update(fetched)
+            with self._lock:
+                if self._versions.get(graph) == version:
+                    self._relations.setdefault(graph, {}).update(fetched)
+        return {t: held[t] for t in texts if t in held}
+
+    def relation_words(self, store, graph: str, version: Any) -> frozenset[str]:
+        with self._lock:
+            self._at(graph, version)
+            words = self._words.get(graph)
+        if words is None:
+            words = relation_name_words(store.kg_relation_texts(graph))
+            with self._lock:
+                if self._versions.get(graph) == version:
+                    self._words[graph] = words
+        return words
+
+
+def _frozen(vector) -> np.ndarray | None:
+    if vector is None:
+        return None
+    array = np.asarray(vector, dtype=np.float32)
+    array.flags.writeable = False  # shared by every request that meets the node
+    return array
+
+
+class _ReadsThroughMemory:
+    """What `StoreGraphSource` asks of the store, answered through the process's `StoredReads`: a hop is one
+    statement for its incident triples (keys only) and one for the far ends not held yet."""
+
+    def __init__(self, store, reads: StoredReads, version: Any):
+        self.store, self.reads, self.version = store, reads, version
 
     def kg_incident(self, graph: str, keys, limit: int):
-        by_key = self.store.kg_incident_vectors(graph, keys, limit)
-        for rows in by_key.values():
-            for row in rows:
-                if row["neighbour"] not in self.nodes:
-                    self.nodes[row["neighbour"]] = {"key": row["neighbour"], "text": row["neighbour_text"],
-                                                    "embedding": row["neighbour_embedding"],
-                                                    "degree": row["neighbour_degree"]}
-        return by_key
+        return self.reads.incident(self.store, graph, self.version, keys, limit)
 
     def kg_node_vectors(self, graph: str, keys):
-        missing = [k for k in keys if k not in self.nodes]
-        if missing:  # seeds: not met through an incident edge yet
-            self.nodes.update((row["key"], row) for row in self.store.kg_node_vectors(graph, missing))
-        return [self.nodes[k] for k in keys if k in self.nodes]
+        return self.reads.node_rows(self.store, graph, self.version, keys)
 
     def kg_relation_vectors(self, graph: str, texts):
-        return self.store.kg_relation_vectors(graph, texts)
+        return self.reads.relation_vectors(self.store, graph, self.version, texts)

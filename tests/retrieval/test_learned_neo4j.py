@@ -170,7 +170,7 @@ def test_learned_retrieval_round_trip_through_neo4j(store, embedder, tmp_path):
         as_triples = lambda r: sorted((r.subgraph.node_keys[e.src], e.text, r.subgraph.node_keys[e.dst])
                                       for e in r.subgraph.edges)
         assert as_triples(result) == as_triples(reference)
-        # The product's retriever reads each neighbour's vector with its incident edge (one statement a hop).
+        # The product's retriever reads through what it keeps between requests (`StoredReads`).
         served = LearnedKGRetriever(RetrievalContext(store, embedder), checkpoint).retrieve(question.text, graph=graph,
                                                                                            record=False)
         expected = through_store.retrieve(question.text, embedder.embed_query(question.text).vector)
@@ -178,23 +178,40 @@ def test_learned_retrieval_round_trip_through_neo4j(store, embedder, tmp_path):
         assert served.result.candidate.edge_refs == expected.candidate.edge_refs
 
 
-def test_neighbours_read_with_their_edges_equal_those_read_by_key(store, embedder):
-    from gretriever_neo4j.retrievers.learned import _VectorsWhileWalking
+def test_what_a_served_retriever_keeps_between_requests_equals_what_is_read_by_key(store, embedder):
+    from gretriever_neo4j.retrievers.learned import StoredReads, _ReadsThroughMemory
 
     graph = _graph(store, "movies-walk")
     triples = movie_triples()
     _ingest(store, embedder, graph, sorted({n for h, _, t in triples for n in (h, t)}), triples)
-    walking, by_key = StoreGraphSource(_VectorsWhileWalking(store), graph), StoreGraphSource(store, graph)
-    for source in (walking, by_key):
+    reads = StoredReads(hub=4)
+
+    def walk(source):
         frontier = source.node_ids(["Film 3", "Director 1"])
         for _ in range(2):
             frontier = np.unique(source.incident(frontier).neighbour)
-    assert walking._node_keys == by_key._node_keys and len(walking._node_keys) > 10
-    nodes = np.arange(walking.num_nodes)
-    assert walking.degrees(nodes).tolist() == by_key.degrees(nodes).tolist()
-    assert walking.degrees(nodes).max() > 1
-    assert walking.node_texts(nodes) == by_key.node_texts(nodes)
-    np.testing.assert_array_equal(walking.node_vectors(nodes), by_key.node_vectors(nodes))
+        return source
+
+    version = store.graph_info(graph)["version"]
+    by_key = walk(StoreGraphSource(store, graph))
+    for _ in range(2):  # the second walk reads from memory what the first read
+        kept = walk(StoreGraphSource(_ReadsThroughMemory(store, reads, version), graph))
+        assert kept._node_keys == by_key._node_keys and len(kept._node_keys) > 10
+        assert kept._edge_refs == by_key._edge_refs
+        nodes = np.arange(kept.num_nodes)
+        assert kept.degrees(nodes).tolist() == by_key.degrees(nodes).tolist()
+        assert kept.degrees(nodes).max() > 1
+        assert kept.node_texts(nodes) == by_key.node_texts(nodes)
+        np.testing.assert_array_equal(kept.node_vectors(nodes), by_key.node_vectors(nodes))
+    assert len(reads) > 10
+    # A write bumps the version: the next request reads the hub again and meets the new edge.
+    _ingest(store, embedder, graph, ["Drama", "Film 99"], [("Film 99", "has_genre", "Drama")])
+    newer = store.graph_info(graph)["version"]
+    assert newer != version
+    source = StoreGraphSource(_ReadsThroughMemory(store, reads, newer), graph)
+    drama = source.node_ids(["Drama"])
+    assert source.degrees(drama).tolist() == [MOVIES // 2 + 1]
+    assert "Film 99" in {source._node_keys[n] for n in source.incident(drama).neighbour.tolist()}
 
 
 def test_an_empty_stored_graph_loads_as_an_empty_kg(store, embedder):

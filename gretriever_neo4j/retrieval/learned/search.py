@@ -89,12 +89,14 @@ class LearnedRetriever:
         if part in self._node_projection:
             return self._node_projection[part][nodes]
         weight = self.weights.head if part == "head" else self.weights.tail
-        return self.source.node_vectors(nodes) @ weight.T
+        distinct, position = np.unique(nodes, return_inverse=True)  # a hop's frontier node ends many triples
+        return (self.source.node_vectors(distinct) @ weight.T)[position]
 
     def _project_relations(self, relations: np.ndarray) -> np.ndarray:
         if self._relation_projection is not None:
             return self._relation_projection[relations]
-        return self.source.relation_vectors(relations) @ self.weights.relation.T
+        distinct, position = np.unique(relations, return_inverse=True)  # a KG has few relation texts
+        return (self.source.relation_vectors(distinct) @ self.weights.relation.T)[position]
 
     def score_triples(self, question_projection: np.ndarray, head: np.ndarray, relation: np.ndarray,
                       tail: np.ndarray, head_distance: np.ndarray, tail_distance: np.ndarray) -> np.ndarray:
