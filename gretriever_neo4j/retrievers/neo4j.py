@@ -55,7 +55,7 @@ class StaticRetriever:
             seeds: list[str] = []
         else:
             started = time.perf_counter()
-            relations = self._relations_of(graph)  # one version check a question, for seeds, neighbourhood, fetch
+            relations = self._relations_of(graph, info.get("version"))  # for seeds, neighbourhood and fetch
             relation_cos = relations.cosines(vector)
             seeds = self._seeds(vector, graph, params, relations, relation_cos)
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
@@ -112,11 +112,10 @@ class StaticRetriever:
                 break
         return edges
 
-    def _relations_of(self, graph: str) -> _Relations:
+    def _relations_of(self, graph: str, version: Any) -> _Relations:
         """The graph's relation texts and vectors (one (:Relation) each), read again only when the graph's
-        version moved (a write since). A text they lack is scored in Cypher (`neighbourhood_incident`), so a
-        table a write behind is never wrong, only slower."""
-        version = self.store.graph_version(graph)
+        version (read with the graph's record, once a question) moved: a write since. A text they lack is scored
+        in Cypher (`neighbourhood_incident`), so a table a write behind is never wrong, only slower."""
         with self._relations_lock:
             known = self._relations.get(graph)
         if known is None or known.version != version:
