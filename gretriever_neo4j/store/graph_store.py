@@ -147,6 +147,12 @@ class GraphStore:
         return self.read("index_states")
 
     # -- ingest -----------------------------------------------------------------------------------
+    def known_graphs(self, ids: Sequence[str]) -> set[str]:
+        """Those of `ids` that have a (:Graph) record (anything written to them, ever)."""
+        if not ids:
+            return set()
+        return {row["id"] for row in self.read("graphs_known", ids=list(ids))}
+
     def embedded_nodes(self, rows: Sequence[dict[str, Any]]) -> set[int]:
         """Indices of rows (graph, key, text, i) already stored with that text and a vector."""
         if not rows:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.ingest.graphs import ingest_dataset
-from gretriever_neo4j.records import GraphRecord
+from gretriever_neo4j.ingest.graphs import ingest, ingest_dataset
+from gretriever_neo4j.records import Edge, GraphRecord, Node
 
 from cli_helpers import gqa, invoke
 
@@ -141,6 +141,26 @@ def test_interrupted_ingest_resumes_where_it_stopped(store, embedder, tmp_path):
     assert first.edges_written == 25
     assert rest.edges_written == 35 and rest.nodes_written == 61 - 26
     assert len(store.graph_edges(name)) == 60
+
+
+def test_a_new_graph_is_written_without_asking_what_is_stored_and_a_rerun_asks(store, embedder, monkeypatch):
+    name = f"{store.test_prefix}-ring"
+    triples = [(f"n{i}", f"rel{i % 3}", f"n{(i * 7) % 40}") for i in range(40)]
+    records = lambda: [GraphRecord(graph_id=name, dataset=store.test_prefix, kind="kg",
+                                   nodes=[Node(x, x) for x in sorted({h for h, _, _ in part} | {t for *_, t in part})],
+                                   edges=[Edge(h, r, t) for h, r, t in part])
+                       for part in (triples[i:i + 5] for i in range(0, len(triples), 5))]
+    asked: list[str] = []
+    read = type(store).read
+    monkeypatch.setattr(type(store), "read", lambda self, query, **p: asked.append(query) or read(self, query, **p))
+    first = ingest(records(), store, embedder.embed, dataset=store.test_prefix, max_batch_items=15)
+    assert first.batches == 8 and first.edges_written == 40
+    assert "graphs_known" in asked and not {"nodes_embedded", "edges_embedded", "relations_embedded"} & set(asked)
+    assert len(store.graph_edges(name)) == 40 and len(store.graph_nodes(name)) == 40
+    asked.clear()
+    again = ingest(records(), store, embedder.embed, dataset=store.test_prefix, max_batch_items=15)
+    assert {"nodes_embedded", "edges_embedded"} <= set(asked)
+    assert again.edges_written == 0 and again.nodes_written == 0 and again.texts_embedded == 0
 
 
 def test_other_embedder_dimension_is_refused(store):
