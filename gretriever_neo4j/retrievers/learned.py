@@ -82,6 +82,8 @@ class StoredReads:
     90 MB in all at the defaults. A graph's reads are let go when its version moves (every write to it bumps it),
     so no request sees a text, vector, degree or edge a write made stale."""
 
+    INLINE_BELOW = 0.5  # read far ends' rows with the triples while fewer nodes than this were held lately
+
     def __init__(self, capacity: int = 20_000, incident_capacity: int = 100_000, hub: int = 64):
         self.capacity, self.incident_capacity, self.hub = capacity, incident_capacity, hub
         self._rows: dict[str, dict[str, dict[str, Any]]] = {}  # graph -> key -> row, in order of reading
@@ -91,6 +93,7 @@ class StoredReads:
         self._relations: dict[str, dict[str, np.ndarray]] = {}
         self._words: dict[str, frozenset[str]] = {}
         self._versions: dict[str, Any] = {}
+        self._held_rate: dict[str, float] = {}  # per graph: the share of nodes asked for lately that were held
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -112,24 +115,38 @@ class StoredReads:
             self._at(graph, version)
             rows = self._rows.setdefault(graph, {})
             held = {key: rows[key] for key in keys if key in rows}
+            self._seen(graph, len(held), len(keys))
         missing = [k for k in dict.fromkeys(keys) if k not in held]
         if missing:
             fetched = [{**row, "embedding": _frozen(row["embedding"])} for row in store.kg_node_vectors(graph, missing)]
             held.update((row["key"], row) for row in fetched)
-            with self._lock:
-                if self._versions.get(graph) == version:  # not if a newer version arrived meanwhile
-                    rows = self._rows.setdefault(graph, {})
-                    before = len(rows)
-                    rows.update((row["key"], row) for row in fetched)
-                    self._row_count += len(rows) - before
-                    while self._row_count > self.capacity and rows:  # first in, first out
-                        del rows[next(iter(rows))]
-                        self._row_count -= 1
+            self._keep_rows(graph, version, fetched)
         return [held[k] for k in keys if k in held]
 
+    def _seen(self, graph: str, held: int, asked: int) -> None:
+        """How often a node asked for was held, lately (lock held)."""
+        if asked:
+            rate = self._held_rate.get(graph, 0.0)
+            self._held_rate[graph] = rate + min(asked / 2000, 1.0) * (held / asked - rate)
+
+    def _keep_rows(self, graph: str, version: Any, fetched: list[dict[str, Any]]) -> None:
+        with self._lock:
+            if self._versions.get(graph) != version:  # a newer version arrived meanwhile
+                return
+            rows = self._rows.setdefault(graph, {})
+            before = len(rows)
+            rows.update((row["key"], row) for row in fetched)
+            self._row_count += len(rows) - before
+            while self._row_count > self.capacity and rows:  # first in, first out
+                del rows[next(iter(rows))]
+                self._row_count -= 1
+
     def incident(self, store, graph: str, version: Any, keys, limit: int) -> dict[str, list[dict[str, Any]]]:
-        """`GraphStore.kg_incident`, a hub's triples (`hub` or more) from memory where held: nine in ten of the
-        triples a MetaQA beam meets hang on the 90 nodes of most edges."""
+        """`GraphStore.kg_incident` for the given frontier: a hub's triples (`hub` or more) from memory where held;
+        the others read as keys, or, while few of the nodes asked for lately were held (a process's first
+        questions), with their far ends' rows in the same statement (`kg_incident_vectors`), which are kept: a first
+        question then costs one statement a hop, as with nothing kept, and later ones read only what they lack.
+        Nine in ten of the triples a MetaQA beam meets hang on the 90 nodes of most edges."""
         with self._lock:
             self._at(graph, version)
             held = {}
@@ -138,19 +155,34 @@ class StoredReads:
                 if rows is not None:
                     self._incident.move_to_end((graph, key, limit))
                     held[key] = rows
+            inline = self._held_rate.get(graph, 0.0) < self.INLINE_BELOW
         missing = [k for k in dict.fromkeys(keys) if k not in held]
-        if missing:
-            fetched = store.kg_incident(graph, missing, limit)
-            held.update(fetched)
-            hubs = {key: rows for key, rows in fetched.items() if len(rows) >= self.hub}
+        if not missing:
+            return {k: held[k] for k in keys if k in held}
+        if not inline:
+            slim = store.kg_incident(graph, missing, limit)
+        else:
+            fetched = store.kg_incident_vectors(graph, missing, limit)
+            far_ends = {row["neighbour"]: {"key": row["neighbour"], "text": row["neighbour_text"],
+                                           "embedding": _frozen(row["neighbour_embedding"]),
+                                           "degree": row["neighbour_degree"]}
+                        for rows in fetched.values() for row in rows}
             with self._lock:
-                if hubs and self._versions.get(graph) == version:
-                    for key, rows in hubs.items():
-                        if (graph, key, limit) not in self._incident:
-                            self._incident[(graph, key, limit)] = rows
-                            self._incident_rows += len(rows)
-                    while self._incident_rows > self.incident_capacity and self._incident:
-                        self._incident_rows -= len(self._incident.popitem(last=False)[1])
+                known = self._rows.get(graph, {})
+                self._seen(graph, sum(1 for key in far_ends if key in known), len(far_ends))
+            self._keep_rows(graph, version, list(far_ends.values()))
+            slim = {key: [{name: row[name] for name in ("ref", "src", "text", "dst", "neighbour")} for row in rows]
+                    for key, rows in fetched.items()}  # the far ends' rows are kept apart
+        held.update(slim)
+        hubs = {key: rows for key, rows in slim.items() if len(rows) >= self.hub}
+        with self._lock:
+            if hubs and self._versions.get(graph) == version:
+                for key, rows in hubs.items():
+                    if (graph, key, limit) not in self._incident:
+                        self._incident[(graph, key, limit)] = rows
+                        self._incident_rows += len(rows)
+                while self._incident_rows > self.incident_capacity and self._incident:
+                    self._incident_rows -= len(self._incident.popitem(last=False)[1])
         return {k: held[k] for k in keys if k in held}
 
     def relation_vectors(self, store, graph: str, version: Any, texts) -> dict[str, np.ndarray]:
@@ -187,8 +219,9 @@ def _frozen(vector) -> np.ndarray | None:
 
 
 class _ReadsThroughMemory:
-    """What `StoreGraphSource` asks of the store, answered through the process's `StoredReads`: a hop is one
-    statement for its incident triples (keys only) and one for the far ends not held yet."""
+    """What `StoreGraphSource` asks of the store, answered through the process's `StoredReads`: a hop reads the
+    frontier's triples not held (with their far ends' rows) in one statement, and far ends not held otherwise in
+    another."""
 
     def __init__(self, store, reads: StoredReads, version: Any):
         self.store, self.reads, self.version = store, reads, version

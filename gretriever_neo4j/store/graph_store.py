@@ -495,6 +495,14 @@ class GraphStore:
         rows = self.read("kg_incident", graph=graph, keys=list(keys), limit=int(limit))
         return {row["key"]: row["incident"] for row in rows}
 
+    def kg_incident_vectors(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
+        """As `kg_incident`, each triple also with the text, vector and degree of its other end (neighbour_text,
+        neighbour_embedding, neighbour_degree)."""
+        if not keys:
+            return {}
+        rows = self.read("kg_incident_vectors", graph=graph, keys=list(keys), limit=int(limit))
+        return {row["key"]: row["incident"] for row in rows}
+
     def kg_incident_texts(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
         """As `kg_incident`, each triple also with the texts of its ends (src_text, dst_text)."""
         if not keys:

@@ -11,12 +11,14 @@ from gretriever_neo4j.retrievers.learned import StoredReads
 
 
 class CountingStore:
-    """A star graph: node "hub" has `spokes` edges, each spoke one; every read is counted."""
+    """A star graph: node "hub" has `spokes` edges, each spoke one; every read is counted (`asked`; an incident
+    read with its far ends' rows also in `inline`)."""
 
     def __init__(self, spokes: int = 100):
         self.spokes = spokes
         self.asked: list[tuple[str, tuple[str, ...]]] = []
         self.degree_bonus = 0  # what a write would change
+        self.inline: list[tuple[str, ...]] = []  # incident reads that came with their far ends' rows
 
     def kg_node_vectors(self, graph, keys):
         self.asked.append(("nodes", tuple(keys)))
@@ -34,6 +36,14 @@ class CountingStore:
                      for k in keys if k.startswith("s")})
         return {k: rows[k] for k in keys if k in rows}
 
+    def kg_incident_vectors(self, graph, keys, limit):
+        rows = self.kg_incident(graph, keys, limit)
+        self.inline.append(tuple(keys))
+        return {key: [{**row, "neighbour_text": row["neighbour"].upper(),
+                       "neighbour_embedding": [float(len(row["neighbour"])), 1.0],
+                       "neighbour_degree": self._degree(row["neighbour"])} for row in listed]
+                for key, listed in rows.items()}
+
     def kg_relation_vectors(self, graph, texts):
         self.asked.append(("relations", tuple(texts)))
         return {t: [0.5, 0.5] for t in texts}
@@ -41,6 +51,18 @@ class CountingStore:
     def kg_relation_texts(self, graph):
         self.asked.append(("relation texts", ()))
         return ["directed_by", "to"]
+
+
+def test_a_first_request_reads_far_ends_with_their_triples_and_later_ones_only_what_they_lack():
+    store, reads = CountingStore(spokes=3000), StoredReads(hub=10)
+    hub = reads.incident(store, "g", 1, ["hub"], 10_000)["hub"]
+    assert store.asked == [("incident", ("hub",))] == [("incident", k) for k in store.inline] and len(hub) == 3000
+    assert set(hub[0]) == {"ref", "src", "text", "dst", "neighbour"}  # the far ends are kept apart
+    assert reads.node_rows(store, "g", 1, [row["neighbour"] for row in hub])[5]["text"] == "S5"
+    assert len(store.asked) == 1  # every far end came with its triple
+    # Nodes asked for are held now, so triples are read as keys and far ends only where missing.
+    reads.incident(store, "g", 1, ["s1", "s2"], 10_000)
+    assert store.asked[-1] == ("incident", ("s1", "s2")) and len(store.inline) == 1
 
 
 def test_a_second_request_reads_nothing_again_at_the_same_version():
@@ -52,7 +74,8 @@ def test_a_second_request_reads_nothing_again_at_the_same_version():
     assert reads.relation_vectors(store, "g", 1, ["to"])["to"].tolist() == [0.5, 0.5]
     assert reads.relation_words(store, "g", 1) >= {"directed"}
     asked = len(store.asked)
-    assert reads.node_rows(store, "g", 1, ["s1", "hub"]) == first[::-1]
+    described = lambda rows: [(row["key"], row["text"], row["degree"]) for row in rows]
+    assert described(reads.node_rows(store, "g", 1, ["s1", "hub"])) == described(first[::-1])
     assert len(reads.incident(store, "g", 1, ["hub"], 1000)["hub"]) == 100
     reads.relation_vectors(store, "g", 1, ["to"]) and reads.relation_words(store, "g", 1)
     assert len(store.asked) == asked
