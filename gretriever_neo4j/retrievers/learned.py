@@ -77,10 +77,10 @@ class StoredReads:
     by a server's threads): node rows (text, vector, degree), the incident triples of hubs, relation vectors and
     the words of relation names. A KG's hubs make most questions meet the same nodes (50 MetaQA questions: 330k
     incident triples read, 90% of them hanging on 90 nodes), and reading and decoding far ends' vectors was most of
-    a retrieval's time through Neo4j. Bounded: `capacity` node rows (about 2 KB each; the first read go first) and
-    `incident_capacity` triples of nodes with at least `hub` (the least recently used node goes first), about
-    90 MB in all at the defaults. A graph's reads are let go when its version moves (every write to it bumps it),
-    so no request sees a text, vector, degree or edge a write made stale."""
+    a retrieval's time through Neo4j. Bounded: `capacity` node rows (2.0 KB each, measured; the first read go first)
+    and `incident_capacity` triples of nodes with at least `hub` (0.75 KB each; the least recently used node goes
+    first): about 115 MB in all at the defaults. A graph's reads are let go when its version moves (every write
+    to it bumps it), so no request sees a text, vector, degree or edge a write made stale."""
 
     INLINE_BELOW = 0.5  # read far ends' rows with the triples while fewer nodes than this were held lately
 
