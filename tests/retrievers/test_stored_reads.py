@@ -125,3 +125,39 @@ def test_what_is_kept_stays_within_its_bounds(capacity):
     assert len(other.asked) == asked
     reads.incident(store, "g", 1, ["hub"], 1000)
     assert store.asked[-1] == ("incident", ("hub",))
+
+
+def test_threads_asking_at_different_versions_each_get_their_version():
+    import random
+    import threading
+
+    class Versioned(CountingStore):
+        """Degrees that say which version they were read at (the store moves between versions meanwhile)."""
+
+        def __init__(self):
+            super().__init__(spokes=80)
+            self.version = threading.local()
+
+        def _degree(self, key):
+            return (self.spokes if key == "hub" else 1) + 1000 * self.version.value
+
+    store, reads, wrong = Versioned(), StoredReads(capacity=50, incident_capacity=200, hub=10), []
+
+    def ask(seed):
+        rng = random.Random(seed)
+        for _ in range(800):
+            version = rng.randrange(3)
+            store.version.value = version
+            keys = [f"s{rng.randrange(80)}" for _ in range(5)] + ["hub"]
+            if rng.random() < 0.5:
+                reads.incident(store, "g", version, ["hub"], 1000)
+            for row in reads.node_rows(store, "g", version, keys):
+                if row["degree"] // 1000 != version:
+                    wrong.append((version, row["key"], row["degree"]))
+
+    threads = [threading.Thread(target=ask, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == [] and len(reads) <= 50
