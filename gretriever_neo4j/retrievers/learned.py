@@ -109,6 +109,10 @@ class StoredReads:
             self._words.pop(graph, None)
         self._versions[graph] = version
 
+    def _current(self, graph: str, version: Any) -> bool:
+        """Whether reads made at `version` may be kept: no newer version arrived meanwhile (lock held)."""
+        return self._versions.get(graph) == version
+
     def node_rows(self, store, graph: str, version: Any, keys) -> list[dict[str, Any]]:
         """Rows of the given keys (unknown keys left out), from memory where held, else in one statement."""
         with self._lock:
@@ -131,7 +135,7 @@ class StoredReads:
 
     def _keep_rows(self, graph: str, version: Any, fetched: list[dict[str, Any]]) -> None:
         with self._lock:
-            if self._versions.get(graph) != version:  # a newer version arrived meanwhile
+            if not self._current(graph, version):
                 return
             rows = self._rows.setdefault(graph, {})
             before = len(rows)
@@ -176,7 +180,7 @@ class StoredReads:
         held.update(slim)
         hubs = {key: rows for key, rows in slim.items() if len(rows) >= self.hub}
         with self._lock:
-            if hubs and self._versions.get(graph) == version:
+            if hubs and self._current(graph, version):
                 for key, rows in hubs.items():
                     if (graph, key, limit) not in self._incident:
                         self._incident[(graph, key, limit)] = rows
@@ -194,7 +198,7 @@ class StoredReads:
             fetched = {text: _frozen(vector) for text, vector in store.kg_relation_vectors(graph, missing).items()}
             held.update(fetched)
             with self._lock:
-                if self._versions.get(graph) == version:
+                if self._current(graph, version):
                     self._relations.setdefault(graph, {}).update(fetched)
         return {t: held[t] for t in texts if t in held}
 
@@ -205,7 +209,7 @@ class StoredReads:
         if words is None:
             words = relation_name_words(store.kg_relation_texts(graph))
             with self._lock:
-                if self._versions.get(graph) == version:
+                if self._current(graph, version):
                     self._words[graph] = words
         return words
 

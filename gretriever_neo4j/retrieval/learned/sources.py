@@ -104,9 +104,7 @@ class StoreGraphSource:
             self._node_index[key] = len(self._node_keys)
             self._node_keys.append(key)
             self._node_texts.append(row["text"] or "")
-            vector = row["embedding"]
-            self._node_vectors.append(vector if type(vector) is np.ndarray and vector.dtype == np.float32
-                                      else np.asarray(vector, dtype=np.float32))
+            self._node_vectors.append(np.asarray(row["embedding"], dtype=np.float32))  # no copy of a float32 array
             self._node_degrees.append(int(row["degree"]))
 
     def _register_relations(self, texts: Iterable[str]) -> None:
