@@ -114,3 +114,31 @@ def test_zero_shot_reader_on_a_small_users_graph_answers_by_kind(embedder):
     assert answer("when did Glass Harbour form", "Glass Harbour", "when did X form") == ["1988"]
     assert answer("what kind of music is on Salt Lines", "Salt Lines", "what kind of music is on X") == ["indie rock"]
     assert answer("who are Arlo Kovacs's bandmates", "Arlo Kovacs", "who are X's bandmates") == members[1:]
+
+
+def test_answers_rated_alike_come_better_connected_first(embedder):
+    """Two clubs a player plays for, with equal vectors: the one more of the retrieved edges touch is the first
+    answer, whichever it is (so neither the order of ids nor the texts decide)."""
+    from gretriever_neo4j.reader.paths import SubgraphView
+
+    def first_answer(busy: str) -> list[str]:
+        triples = [("Fintan Orwin", "plays for", "Caldra Falcons"), ("Fintan Orwin", "plays for", "Ostervik Ravens"),
+                   ("Nevin Ambrose", "plays for", busy), (busy, "league", "Nordic Shield"),
+                   (busy, "home ground", "The Tannery")]
+        nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+        relations = list(dict.fromkeys(r for _, r, _ in triples))
+        vectors = embedder.embed(nodes)
+        vectors[nodes.index("Caldra Falcons")] = vectors[nodes.index("Ostervik Ravens")] = embedder.embed(["club"])[0]
+        view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=vectors,
+                            src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                            dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                            relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                            relation_texts=relations, relation_vectors=embedder.embed(relations))
+        question = "which club does Fintan Orwin play for"
+        reading = ZeroShotReader(embedder.embed).read(question, view, [nodes.index("Fintan Orwin")],
+                                                      embedder.embed(["which club does X play for"])[0],
+                                                      embedder.embed([question])[0])
+        return [view.node_texts[n] for n in reading.answers]
+
+    assert first_answer("Ostervik Ravens") == ["Ostervik Ravens", "Caldra Falcons"]
+    assert first_answer("Caldra Falcons") == ["Caldra Falcons", "Ostervik Ravens"]
