@@ -121,8 +121,13 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # asks to "describe" something by.
 # Likewise a relation of work (`works for`, `employer`) is what a question asks with "employs" or "colleagues"
 # (MiniLM rates "colleagues" nearer `married to`).
+# And "where is X from" asks where X comes from, its origin: a place of birth, an origin, a hometown (MiniLM rates
+# the question nearer `nationality`, a country, where WebQSP's answers, and a person asking, mean the town).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
-                 frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}))
+                 frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
+                 frozenset({"from", "birth", "birthplace", "origin", "hometown"}))
+ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
+ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,
 # does not.
 CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
@@ -134,10 +139,27 @@ PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives
 FUNCTION_WORDS = STOP_WORDS - {"about"}
 
 
-def content_words(masked_question: str) -> list[str]:
-    """The question's words that can name a relation: not function words (`FUNCTION_WORDS`), not the anchors'
-    placeholder."""
-    return [w for w in analyzer_tokens(masked_question) if w not in FUNCTION_WORDS and w != PLACEHOLDER]
+def content_words(masked_question: str, keep: frozenset[str] = frozenset()) -> list[str]:
+    """The question's words that can name a relation: not function words (`FUNCTION_WORDS`) unless in `keep`, not
+    the anchors' placeholder."""
+    return [w for w in analyzer_tokens(masked_question)
+            if (w not in FUNCTION_WORDS or w in keep) and w != PLACEHOLDER]
+
+
+def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
+    """"where is X from", "where did X come from": a "where" question that says nothing but "from" (and "come",
+    "originally") asks for X's origin, where X has one a step away (a place of birth, an origin, a hometown:
+    `WORD_FAMILIES`). Not "where did X graduate from" (its school), nor where X is a language or a people with no
+    origin of its own (WebQSP: "where did the Flemish come from" had gone to a member's birthplace)."""
+    tokens = analyzer_tokens(masked_question)
+    if not (WHERE & set(tokens[:3]) and ORIGIN_WORD in tokens):
+        return False
+    if not set(content_words(masked_question)) <= ORIGIN_VERBS:
+        return False
+    keep = frozenset({ORIGIN_WORD})
+    origins = same_stems([ORIGIN_WORD], relation_texts, keep)[0]
+    return any(len(signature) == 1 and signature[0][1] == FORWARD and origins[int(signature[0][0])]
+               for signature in signatures)
 
 
 def anchor_sides(masked_question: str) -> list[int]:
@@ -218,7 +240,7 @@ def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], 
     return float(least)
 
 
-def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
+def same_stems(texts: Sequence[str], relations: Sequence[str], keep: frozenset[str] = frozenset()) -> np.ndarray:
     """(T, R) 1 where a word of the text and a word of the relation share a stem ("director" and "directed",
     "screenwriter" and "written"): the embedder rates such pairs low (MiniLM: "screenwriter" / "written by"
     barely above "screenwriter" / "in language"), and a shared stem is the surest sign that a word names a
@@ -228,7 +250,7 @@ def same_stems(texts: Sequence[str], relations: Sequence[str]) -> np.ndarray:
     out = np.zeros((len(texts), len(relations)), np.float32)
     relation_words = [content_words(own_name(r)) for r in relations]
     for t, text in enumerate(texts):
-        for word in content_words(text):
+        for word in content_words(text, keep):
             if word in CATEGORY_WORDS:
                 continue
             for r, parts in enumerate(relation_words):
@@ -382,11 +404,12 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     used = [s for s, signature in enumerate(signatures) if signature]
     if not used:
         return out
-    words = content_words(masked_question) or ["thing"]
     tokens = analyzer_tokens(masked_question)
     opening = set(tokens[:3] + tokens[-1:])  # "who wrote X", "X was written by whom"
     asks_who = bool(WHO & opening)
     asks_where = bool(WHERE & opening)
+    kept = frozenset({ORIGIN_WORD}) if asks_origin(masked_question, signatures, relation_texts) else frozenset()
+    words = content_words(masked_question, kept) or ["thing"]
     asks_for_a_name = asks_who or asks_where
     head = wh_head(tokens)
     asks_when = bool(WHEN & opening) or (head is not None and tokens[head] in TIME_WORDS)
@@ -394,7 +417,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     humanized = [humanize_relation(t) for t in relation_texts]
     heads_named = [names_its_head(t) for t in relation_texts] if asks_who else []
     relations = vectors(humanized)
-    gram_relation = np.maximum(vectors(grams) @ relations.T, LEXICAL * same_stems(grams, relation_texts))  # (G, R)
+    gram_relation = np.maximum(vectors(grams) @ relations.T,
+                               LEXICAL * same_stems(grams, relation_texts, kept))  # (G, R)
     word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
     # How well the question names each relation, beyond what its words say of every relation: "films" is as
     # near `starred actors` as `directed by` (MiniLM 0.54, 0.52) and names neither.
