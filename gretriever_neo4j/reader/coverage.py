@@ -121,11 +121,14 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # asks to "describe" something by.
 # Likewise a relation of work (`works for`, `employer`) is what a question asks with "employs" or "colleagues"
 # (MiniLM rates "colleagues" nearer `married to`).
+# What someone is "famous" for, their "job" or "career", is their profession or occupation (MiniLM rates "what was
+# X famous for" nearer `nationality`).
 # And "where is X from" asks where X comes from, its origin: a place of birth, an origin, a hometown (MiniLM rates
 # the question nearer `nationality`, a country, where WebQSP's answers, and a person asking, mean the town).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
-                 frozenset({"from", "birth", "birthplace", "origin", "hometown"}))
+                 frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
+                 frozenset({"famous", "profession", "occupation", "job", "career"}))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,

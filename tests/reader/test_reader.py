@@ -168,3 +168,22 @@ def test_where_someone_is_from_is_their_birthplace_not_their_nationality(embedde
     assert answer("where is Wanda Vossberg from", "where is X from") == ["Drumcastle"]
     assert answer("where did Wanda Vossberg come from", "where did X come from") == ["Drumcastle"]
     assert answer("what is the nationality of Wanda Vossberg", "what is the nationality of X") == ["Castamar"]
+
+
+def test_what_someone_is_famous_for_is_their_profession(embedder):
+    from gretriever_neo4j.reader.paths import SubgraphView
+
+    triples = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
+               ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
+               ("Wanda Vossberg", "people.person.profession", "Cartographer")]
+    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+    relations = list(dict.fromkeys(r for _, r, _ in triples))
+    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    question = "what was Wanda Vossberg famous for"
+    reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["what was X famous for"])[0],
+                                                  embedder.embed([question])[0])
+    assert [view.node_texts[n] for n in reading.answers] == ["Cartographer"]
