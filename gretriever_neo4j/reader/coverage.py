@@ -123,12 +123,15 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # (MiniLM rates "colleagues" nearer `married to`).
 # What someone is "famous" for, their "job" or "career", is their profession or occupation (MiniLM rates "what was
 # X famous for" nearer `nationality`).
+# Where a thing is "located" is what contains it: Freebase's `containedby`, one word the embedder rates far from it,
+# so that "where is X located" went on past it to a relation named "location" (a sports team's, an event's).
 # And "where is X from" asks where X comes from, its origin: a place of birth, an origin, a hometown (MiniLM rates
 # the question nearer `nationality`, a country, where WebQSP's answers, and a person asking, mean the town).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
-                 frozenset({"famous", "profession", "occupation", "job", "career"}))
+                 frozenset({"famous", "profession", "occupation", "job", "career"}),
+                 frozenset({"locate", "containedby"}))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,

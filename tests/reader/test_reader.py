@@ -187,3 +187,24 @@ def test_what_someone_is_famous_for_is_their_profession(embedder):
     reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["what was X famous for"])[0],
                                                   embedder.embed([question])[0])
     assert [view.node_texts[n] for n in reading.answers] == ["Cartographer"]
+
+
+def test_where_a_thing_is_located_is_what_contains_it(embedder):
+    """"located" names Freebase's `containedby` (MiniLM rates them far apart), so the walk stops at what contains the
+    place and does not go on to a relation that merely says "location"."""
+    from gretriever_neo4j.reader.paths import SubgraphView
+
+    triples = [("Perpignan", "location.location.containedby", "France"),
+               ("France", "sports.sports_team.location", "France national football team"),
+               ("France", "time.event.locations", "Battle of Castamar")]
+    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+    relations = list(dict.fromkeys(r for _, r, _ in triples))
+    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    question = "where is Perpignan located"
+    reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["where is X located"])[0],
+                                                  embedder.embed([question])[0])
+    assert [view.node_texts[n] for n in reading.answers] == ["France"]
