@@ -134,6 +134,7 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"locate", "containedby"}))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
+IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,
 # does not.
 CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
@@ -165,6 +166,17 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
     keep = frozenset({ORIGIN_WORD})
     origins = same_stems([ORIGIN_WORD], relation_texts, keep)[0]
     return any(len(signature) == 1 and signature[0][1] == FORWARD and origins[int(signature[0][0])]
+               for signature in signatures)
+
+
+def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
+    """"who is X", "who was X": a question of nothing but "who" and X asks what X is, which for someone with a
+    profession or occupation a step away is that (WebQSP: "who is Angelina Jolie" had been answered "Female")."""
+    tokens = analyzer_tokens(masked_question)
+    if not (tokens[:1] and tokens[0] in WHO and PLACEHOLDER in tokens and not content_words(masked_question)):
+        return False
+    named = same_stems([IDENTITY_WORD], relation_texts)[0]
+    return any(len(signature) == 1 and signature[0][1] == FORWARD and named[int(signature[0][0])]
                for signature in signatures)
 
 
@@ -415,7 +427,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     asks_who = bool(WHO & opening)
     asks_where = bool(WHERE & opening)
     kept = frozenset({ORIGIN_WORD}) if asks_origin(masked_question, signatures, relation_texts) else frozenset()
-    words = content_words(masked_question, kept) or ["thing"]
+    words = content_words(masked_question, kept) or (
+        [IDENTITY_WORD] if asks_identity(masked_question, signatures, relation_texts) else ["thing"])
     asks_for_a_name = asks_who or asks_where
     head = wh_head(tokens)
     asks_when = bool(WHEN & opening) or (head is not None and tokens[head] in TIME_WORDS)

@@ -208,3 +208,30 @@ def test_where_a_thing_is_located_is_what_contains_it(embedder):
     reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["where is X located"])[0],
                                                   embedder.embed([question])[0])
     assert [view.node_texts[n] for n in reading.answers] == ["France"]
+
+
+def test_who_someone_is_is_their_profession(embedder):
+    """"who is X" with nothing else asks what X is: their profession where they have one (not their gender); a
+    question that names something else ("who is X married to") is not changed."""
+    from gretriever_neo4j.reader.paths import SubgraphView
+
+    triples = [("Wanda Vossberg", "people.person.gender", "Female"),
+               ("Wanda Vossberg", "people.person.nationality", "Castamar"),
+               ("Wanda Vossberg", "people.person.profession", "Cartographer"),
+               ("Wanda Vossberg", "people.person.spouse_s", "Ivo Brenner")]
+    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+    relations = list(dict.fromkeys(r for _, r, _ in triples))
+    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    reader = ZeroShotReader(embedder.embed)
+
+    def answer(question: str, masked: str) -> list[str]:
+        reading = reader.read(question, view, [0], embedder.embed([masked])[0], embedder.embed([question])[0])
+        return [view.node_texts[n] for n in reading.answers]
+
+    assert answer("who is Wanda Vossberg", "who is X") == ["Cartographer"]
+    assert answer("who was Wanda Vossberg", "who was X") == ["Cartographer"]
+    assert answer("who is Wanda Vossberg married to", "who is X married to") == ["Ivo Brenner"]
