@@ -84,28 +84,33 @@ def test_an_answer_is_said_once_whatever_its_case_and_spacing():
     assert distinct_by_text(texts, []) == []
 
 
+def view_of(triples, embedder):
+    """A subgraph of (head, relation, tail) triples whose node texts are their keys, embedded by `embedder`."""
+    from gretriever_neo4j.reader.paths import SubgraphView
+
+    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+    relations = list(dict.fromkeys(r for _, r, _ in triples))
+    return SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+
+
 def test_zero_shot_reader_on_a_small_users_graph_answers_by_kind(embedder):
     """The packaged MiniLM over a band graph too small to count categories: who is not a place, when is a year,
     a kind of music is a word in lower case, bandmates share the band."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     triples = [("Arlo Kovacs", "memberOf", "Glass Harbour"), ("Bex Dufresne", "memberOf", "Glass Harbour"),
                ("Cato Jovanovic", "memberOf", "Glass Harbour"), ("Glass Harbour", "hometown", "Larkspur"),
                ("Glass Harbour", "recordLabel", "Lantern Records"), ("Glass Harbour", "activeYearsStartYear", "1988"),
                ("Glass Harbour", "genre", "indie rock"), ("Salt Lines", "artist", "Glass Harbour"),
                ("Arlo Kovacs", "birthPlace", "Larkspur"), ("Dara Ekholm", "memberOf", "Copper Sparrows"),
                ("Copper Sparrows", "hometown", "Redmere")]
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    view = view_of(triples, embedder)
     reader = ZeroShotReader(embedder.embed)
 
     def answer(question: str, anchor: str, masked: str) -> list[str]:
-        reading = reader.read(question, view, [nodes.index(anchor)], embedder.embed([masked])[0],
+        reading = reader.read(question, view, [view.node_texts.index(anchor)], embedder.embed([masked])[0],
                               embedder.embed([question])[0])
         return sorted(view.node_texts[n] for n in reading.answers)
 
@@ -119,23 +124,16 @@ def test_zero_shot_reader_on_a_small_users_graph_answers_by_kind(embedder):
 def test_answers_rated_alike_come_better_connected_first(embedder):
     """Two clubs a player plays for, with equal vectors: the one more of the retrieved edges touch is the first
     answer, whichever it is (so neither the order of ids nor the texts decide)."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     def first_answer(busy: str) -> list[str]:
         triples = [("Fintan Orwin", "plays for", "Caldra Falcons"), ("Fintan Orwin", "plays for", "Ostervik Ravens"),
                    ("Nevin Ambrose", "plays for", busy), (busy, "league", "Nordic Shield"),
                    (busy, "home ground", "The Tannery")]
-        nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-        relations = list(dict.fromkeys(r for _, r, _ in triples))
-        vectors = embedder.embed(nodes)
-        vectors[nodes.index("Caldra Falcons")] = vectors[nodes.index("Ostervik Ravens")] = embedder.embed(["club"])[0]
-        view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=vectors,
-                            src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                            dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                            relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                            relation_texts=relations, relation_vectors=embedder.embed(relations))
+        view = view_of(triples, embedder)
+        club = embedder.embed(["club"])[0]
+        for name in ("Caldra Falcons", "Ostervik Ravens"):
+            view.node_vectors[view.node_texts.index(name)] = club
         question = "which club does Fintan Orwin play for"
-        reading = ZeroShotReader(embedder.embed).read(question, view, [nodes.index("Fintan Orwin")],
+        reading = ZeroShotReader(embedder.embed).read(question, view, [view.node_texts.index("Fintan Orwin")],
                                                       embedder.embed(["which club does X play for"])[0],
                                                       embedder.embed([question])[0])
         return [view.node_texts[n] for n in reading.answers]
@@ -147,18 +145,10 @@ def test_answers_rated_alike_come_better_connected_first(embedder):
 def test_where_someone_is_from_is_their_birthplace_not_their_nationality(embedder):
     """"from" names an origin (a place of birth, a hometown) in a "where" question; MiniLM alone rates "where is X
     from" nearer `nationality`. Elsewhere "from" stays a function word."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     triples = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
                ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
                ("Wanda Vossberg", "people.person.profession", "Cartographer")]
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    view = view_of(triples, embedder)
     reader = ZeroShotReader(embedder.embed)
 
     def answer(question: str, masked: str) -> list[str]:
@@ -171,18 +161,10 @@ def test_where_someone_is_from_is_their_birthplace_not_their_nationality(embedde
 
 
 def test_what_someone_is_famous_for_is_their_profession(embedder):
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     triples = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
                ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
                ("Wanda Vossberg", "people.person.profession", "Cartographer")]
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    view = view_of(triples, embedder)
     question = "what was Wanda Vossberg famous for"
     reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["what was X famous for"])[0],
                                                   embedder.embed([question])[0])
@@ -192,18 +174,10 @@ def test_what_someone_is_famous_for_is_their_profession(embedder):
 def test_where_a_thing_is_located_is_what_contains_it(embedder):
     """"located" names Freebase's `containedby` (MiniLM rates them far apart), so the walk stops at what contains the
     place and does not go on to a relation that merely says "location"."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     triples = [("Perpignan", "location.location.containedby", "France"),
                ("France", "sports.sports_team.location", "France national football team"),
                ("France", "time.event.locations", "Battle of Castamar")]
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    view = view_of(triples, embedder)
     question = "where is Perpignan located"
     reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["where is X located"])[0],
                                                   embedder.embed([question])[0])
@@ -213,19 +187,11 @@ def test_where_a_thing_is_located_is_what_contains_it(embedder):
 def test_who_someone_is_is_their_profession(embedder):
     """"who is X" with nothing else asks what X is: their profession where they have one (not their gender); a
     question that names something else ("who is X married to") is not changed."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
     triples = [("Wanda Vossberg", "people.person.gender", "Female"),
                ("Wanda Vossberg", "people.person.nationality", "Castamar"),
                ("Wanda Vossberg", "people.person.profession", "Cartographer"),
                ("Wanda Vossberg", "people.person.spouse_s", "Ivo Brenner")]
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    view = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+    view = view_of(triples, embedder)
     reader = ZeroShotReader(embedder.embed)
 
     def answer(question: str, masked: str) -> list[str]:
