@@ -250,7 +250,7 @@ class ZeroShotReader:
                                  ZERO_SHOT_THRESHOLD)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         degree = np.bincount(np.concatenate([view.src, view.dst]).astype(np.int64), minlength=view.num_nodes)
-        tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree[:view.num_nodes])
+        tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree)
         return _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
 

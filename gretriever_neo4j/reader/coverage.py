@@ -20,7 +20,8 @@ right 6.5% of the time. A signature here scores as
 
 Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of the relation's own name share a
 stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
-ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`), or are a noun
+ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`, "famous" /
+`profession`, "located" / `containedby`, and in "where is X from" "from" / `place of birth`), or are a noun
 for what contains places and `located` ("what country was X born in" / `located in`: `CONTAINERS`). A named hop
 beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
 a signature whose last step runs against an edge's direction (what points at the way so far) costs
@@ -35,7 +36,8 @@ its record label). A "who" question is not answered by places, nor a "where" one
 some walk ends on places (`place_relations`: a place is what a relation named like one points at; "who plays in X"
 is not its hometown, "where is X based" not its founder). A question none of whose words names a
 relation ("which movies can be described by X", "what does X appear in") takes one hop: each further hop costs
-`UNNAMED_HOP_COST`, unless it asks what is shared. (Leaving out coverage then, as the words' nearness to relations is
+`UNNAMED_HOP_COST`, unless it asks what is shared; "who is X" alone asks for X's profession where X has one
+(`asks_identity`). (Leaving out coverage then, as the words' nearness to relations is
 noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
 a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
 the relation the walk ends on, forward (`wh_head`), and the nodes it ends on are near it (`HEAD_KIND`).
@@ -121,12 +123,13 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # asks to "describe" something by.
 # Likewise a relation of work (`works for`, `employer`) is what a question asks with "employs" or "colleagues"
 # (MiniLM rates "colleagues" nearer `married to`).
+# "Where is X from" asks for X's origin: a place of birth, an origin, a hometown (MiniLM rates the question nearer
+# `nationality`, a country, where WebQSP's answers, and a person asking, mean the town; only in such a question is
+# "from" a word at all: `asks_origin`).
 # What someone is "famous" for, their "job" or "career", is their profession or occupation (MiniLM rates "what was
 # X famous for" nearer `nationality`).
-# Where a thing is "located" is what contains it: Freebase's `containedby`, one word the embedder rates far from it,
-# so that "where is X located" went on past it to a relation named "location" (a sports team's, an event's).
-# And "where is X from" asks where X comes from, its origin: a place of birth, an origin, a hometown (MiniLM rates
-# the question nearer `nationality`, a country, where WebQSP's answers, and a person asking, mean the town).
+# Where a thing is "located" is what contains it, Freebase's `containedby`, which the embedder rates far from the
+# word, so that "where is X located" went on past it to a relation merely named "location" (a team's, an event's).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
