@@ -166,10 +166,7 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
         return False
     if not set(content_words(masked_question)) <= ORIGIN_VERBS:
         return False
-    keep = frozenset({ORIGIN_WORD})
-    origins = same_stems([ORIGIN_WORD], relation_texts, keep)[0]
-    return any(len(signature) == 1 and signature[0][1] == FORWARD and origins[int(signature[0][0])]
-               for signature in signatures)
+    return _names_a_step(ORIGIN_WORD, signatures, relation_texts)
 
 
 def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
@@ -178,7 +175,13 @@ def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], re
     tokens = analyzer_tokens(masked_question)
     if not (tokens[:1] and tokens[0] in WHO and PLACEHOLDER in tokens and not content_words(masked_question)):
         return False
-    named = same_stems([IDENTITY_WORD], relation_texts)[0]
+    return _names_a_step(IDENTITY_WORD, signatures, relation_texts)
+
+
+def _names_a_step(word: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
+    """Whether `word` names (`same_stems`) the relation of some one-step forward signature: the anchor has such a
+    relation itself."""
+    named = same_stems([word], relation_texts, frozenset({word}))[0]
     return any(len(signature) == 1 and signature[0][1] == FORWARD and named[int(signature[0][0])]
                for signature in signatures)
 

@@ -97,6 +97,18 @@ def view_of(triples, embedder):
                         relation_texts=relations, relation_vectors=embedder.embed(relations))
 
 
+def answers(view, embedder, question: str, masked: str, anchor: int = 0) -> list[str]:
+    """The zero-shot reader's answers from node `anchor`, in its order (`masked`: the question with X for it)."""
+    reading = ZeroShotReader(embedder.embed).read(question, view, [anchor], embedder.embed([masked])[0],
+                                                  embedder.embed([question])[0])
+    return [view.node_texts[n] for n in reading.answers]
+
+
+WANDA = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
+         ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
+         ("Wanda Vossberg", "people.person.profession", "Cartographer")]
+
+
 def test_zero_shot_reader_on_a_small_users_graph_answers_by_kind(embedder):
     """The packaged MiniLM over a band graph too small to count categories: who is not a place, when is a year,
     a kind of music is a word in lower case, bandmates share the band."""
@@ -107,12 +119,9 @@ def test_zero_shot_reader_on_a_small_users_graph_answers_by_kind(embedder):
                ("Arlo Kovacs", "birthPlace", "Larkspur"), ("Dara Ekholm", "memberOf", "Copper Sparrows"),
                ("Copper Sparrows", "hometown", "Redmere")]
     view = view_of(triples, embedder)
-    reader = ZeroShotReader(embedder.embed)
 
     def answer(question: str, anchor: str, masked: str) -> list[str]:
-        reading = reader.read(question, view, [view.node_texts.index(anchor)], embedder.embed([masked])[0],
-                              embedder.embed([question])[0])
-        return sorted(view.node_texts[n] for n in reading.answers)
+        return sorted(answers(view, embedder, question, masked, view.node_texts.index(anchor)))
 
     members = ["Arlo Kovacs", "Bex Dufresne", "Cato Jovanovic"]
     assert answer("who plays in Glass Harbour", "Glass Harbour", "who plays in X") == members
@@ -132,11 +141,8 @@ def test_answers_rated_alike_come_better_connected_first(embedder):
         club = embedder.embed(["club"])[0]
         for name in ("Caldra Falcons", "Ostervik Ravens"):
             view.node_vectors[view.node_texts.index(name)] = club
-        question = "which club does Fintan Orwin play for"
-        reading = ZeroShotReader(embedder.embed).read(question, view, [view.node_texts.index("Fintan Orwin")],
-                                                      embedder.embed(["which club does X play for"])[0],
-                                                      embedder.embed([question])[0])
-        return [view.node_texts[n] for n in reading.answers]
+        return answers(view, embedder, "which club does Fintan Orwin play for", "which club does X play for",
+                       view.node_texts.index("Fintan Orwin"))
 
     assert first_answer("Ostervik Ravens") == ["Ostervik Ravens", "Caldra Falcons"]
     assert first_answer("Caldra Falcons") == ["Caldra Falcons", "Ostervik Ravens"]
@@ -145,30 +151,16 @@ def test_answers_rated_alike_come_better_connected_first(embedder):
 def test_where_someone_is_from_is_their_birthplace_not_their_nationality(embedder):
     """"from" names an origin (a place of birth, a hometown) in a "where" question; MiniLM alone rates "where is X
     from" nearer `nationality`. Elsewhere "from" stays a function word."""
-    triples = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
-               ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
-               ("Wanda Vossberg", "people.person.profession", "Cartographer")]
-    view = view_of(triples, embedder)
-    reader = ZeroShotReader(embedder.embed)
-
-    def answer(question: str, masked: str) -> list[str]:
-        reading = reader.read(question, view, [0], embedder.embed([masked])[0], embedder.embed([question])[0])
-        return [view.node_texts[n] for n in reading.answers]
-
-    assert answer("where is Wanda Vossberg from", "where is X from") == ["Drumcastle"]
-    assert answer("where did Wanda Vossberg come from", "where did X come from") == ["Drumcastle"]
-    assert answer("what is the nationality of Wanda Vossberg", "what is the nationality of X") == ["Castamar"]
+    view = view_of(WANDA, embedder)
+    assert answers(view, embedder, "where is Wanda Vossberg from", "where is X from") == ["Drumcastle"]
+    assert answers(view, embedder, "where did Wanda Vossberg come from", "where did X come from") == ["Drumcastle"]
+    assert answers(view, embedder, "what is the nationality of Wanda Vossberg",
+                   "what is the nationality of X") == ["Castamar"]
 
 
 def test_what_someone_is_famous_for_is_their_profession(embedder):
-    triples = [("Wanda Vossberg", "people.person.nationality", "Castamar"),
-               ("Wanda Vossberg", "people.person.place_of_birth", "Drumcastle"),
-               ("Wanda Vossberg", "people.person.profession", "Cartographer")]
-    view = view_of(triples, embedder)
-    question = "what was Wanda Vossberg famous for"
-    reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["what was X famous for"])[0],
-                                                  embedder.embed([question])[0])
-    assert [view.node_texts[n] for n in reading.answers] == ["Cartographer"]
+    view = view_of(WANDA, embedder)
+    assert answers(view, embedder, "what was Wanda Vossberg famous for", "what was X famous for") == ["Cartographer"]
 
 
 def test_where_a_thing_is_located_is_what_contains_it(embedder):
@@ -178,26 +170,14 @@ def test_where_a_thing_is_located_is_what_contains_it(embedder):
                ("France", "sports.sports_team.location", "France national football team"),
                ("France", "time.event.locations", "Battle of Castamar")]
     view = view_of(triples, embedder)
-    question = "where is Perpignan located"
-    reading = ZeroShotReader(embedder.embed).read(question, view, [0], embedder.embed(["where is X located"])[0],
-                                                  embedder.embed([question])[0])
-    assert [view.node_texts[n] for n in reading.answers] == ["France"]
+    assert answers(view, embedder, "where is Perpignan located", "where is X located") == ["France"]
 
 
 def test_who_someone_is_is_their_profession(embedder):
     """"who is X" with nothing else asks what X is: their profession where they have one (not their gender); a
     question that names something else ("who is X married to") is not changed."""
-    triples = [("Wanda Vossberg", "people.person.gender", "Female"),
-               ("Wanda Vossberg", "people.person.nationality", "Castamar"),
-               ("Wanda Vossberg", "people.person.profession", "Cartographer"),
-               ("Wanda Vossberg", "people.person.spouse_s", "Ivo Brenner")]
-    view = view_of(triples, embedder)
-    reader = ZeroShotReader(embedder.embed)
-
-    def answer(question: str, masked: str) -> list[str]:
-        reading = reader.read(question, view, [0], embedder.embed([masked])[0], embedder.embed([question])[0])
-        return [view.node_texts[n] for n in reading.answers]
-
-    assert answer("who is Wanda Vossberg", "who is X") == ["Cartographer"]
-    assert answer("who was Wanda Vossberg", "who was X") == ["Cartographer"]
-    assert answer("who is Wanda Vossberg married to", "who is X married to") == ["Ivo Brenner"]
+    view = view_of([("Wanda Vossberg", "people.person.gender", "Female"), *WANDA,
+                    ("Wanda Vossberg", "people.person.spouse_s", "Ivo Brenner")], embedder)
+    assert answers(view, embedder, "who is Wanda Vossberg", "who is X") == ["Cartographer"]
+    assert answers(view, embedder, "who was Wanda Vossberg", "who was X") == ["Cartographer"]
+    assert answers(view, embedder, "who is Wanda Vossberg married to", "who is X married to") == ["Ivo Brenner"]
