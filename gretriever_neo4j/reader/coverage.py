@@ -40,7 +40,8 @@ relation ("which movies can be described by X", "what does X appear in") takes o
 (`asks_identity`). (Leaving out coverage then, as the words' nearness to relations is
 noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
 a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
-the relation the walk ends on, forward (`wh_head`), and the nodes it ends on are near it (`HEAD_KIND`).
+the relation the walk ends on, forward (`wh_head`), and only one it is nearly the word of (`HEAD_NAMES`: "which
+club" does not name `league`), and the nodes it ends on are near it (`HEAD_KIND`).
 
 A question that asks for a category ("what kind of film is X", "what types are the films directed by X") is
 answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
@@ -108,6 +109,11 @@ WH_DETERMINERS = frozenset({"which", "what"})
 # League"); measured: WebQSP 0.584 -> 0.592 (1.0: 0.592, F1 lower), MetaQA 1/2/3-hop +0.005/-0.01/0, invented
 # graphs (bench/fictional_kgs.py) 0.934/0.867/0.800 -> 0.934/0.856/0.846.
 HEAD_KIND = 0.5
+# The noun a "which …" question opens with is the kind of thing asked for; it names the relation the walk ends on
+# only where it is that relation's own word or near it ("which language" / `languages spoken` 0.78, "which movies"
+# / `film` 0.81), not where MiniLM finds it merely related ("which club" / `league` 0.56, "which band" / `genre`
+# 0.49, "which albums" / `record label` 0.52): there it took a walk one hop past the answer.
+HEAD_NAMES = 0.65
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
 ROUND_TRIP = 0.15
 CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
@@ -452,6 +458,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     named_by: dict[tuple[int, ...], float] = {}
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
+    head_word = _head_word(tokens, words, head)
+    if head_word is not None and word_relation[head_word].max() < HEAD_NAMES:
+        naming[head_word] = False  # a kind of thing, named by no relation here (`HEAD_NAMES`)
+        gram_named[head_word] = -1.0
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
     if not naming.any() and not sharing:
@@ -463,7 +473,6 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
     # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
-    head_word = _head_word(tokens, words, head)
     kind = (HEAD_KIND * (end_vectors @ vectors([tokens[head]])[0])
             if end_vectors is not None and len(end_vectors) and head_word is not None else np.zeros(len(signatures)))
     head_row = int(naming[:head_word].sum()) if head_word is not None and naming[head_word] else None

@@ -181,3 +181,18 @@ def test_who_someone_is_is_their_profession(embedder):
     assert answers(view, embedder, "who is Wanda Vossberg", "who is X") == ["Cartographer"]
     assert answers(view, embedder, "who was Wanda Vossberg", "who was X") == ["Cartographer"]
     assert answers(view, embedder, "who is Wanda Vossberg married to", "who is X married to") == ["Ivo Brenner"]
+
+
+def test_the_kind_a_which_question_asks_for_names_no_merely_related_relation(embedder):
+    """"which club" asks for a club: it does not name `league` (MiniLM rates them 0.56), so the walk stops at the
+    club X plays for; a noun that is a relation's own word still names it ("which league": the club's league)."""
+    triples = [("Fintan Orwin", "plays_for", "Caldra Falcons"), ("Caldra Falcons", "league", "Tarsen Cup League"),
+               ("Nevin Ambrose", "plays_for", "Caldra Falcons"), ("Caldra Falcons", "home_ground", "The Tannery"),
+               ("Fintan Orwin", "position", "goalkeeper"), ("Fintan Orwin", "nationality", "Marovia"),
+               ("Nevin Ambrose", "captain_of", "Caldra Falcons"), ("Caldra Falcons", "head_coach", "Aled Dunstan"),
+               ("Caldra Falcons", "sponsored_by", "Bluewake Telecom"), ("Caldra Falcons", "founded", "1911")]
+    view = view_of(triples, embedder)
+    assert answers(view, embedder, "which club does Fintan Orwin play for",
+                   "which club does X play for") == ["Caldra Falcons"]
+    assert answers(view, embedder, "which league does Fintan Orwin play in",
+                   "which league does X play in") == ["Tarsen Cup League"]
