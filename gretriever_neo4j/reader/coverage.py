@@ -21,8 +21,10 @@ right 6.5% of the time. A signature here scores as
 Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of the relation's own name share a
 stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
 ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`, "famous" /
-`profession`, "located" / `containedby`, and in "where is X from" "from" / `place of birth`), or are a noun
-for what contains places and `located` ("what country was X born in" / `located in`: `CONTAINERS`). A named hop
+`profession`, "located" / `containedby`, "based" / `headquartered in`, and in "where is X from" "from" / `place
+of birth`), or are a noun for what contains places and `located` or `contains` ("what country was X born in" /
+`located in`: `CONTAINERS`). A stem is most of the shorter word, not any four letters it starts with ("companies"
+does not name `competes with`). A named hop
 beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
 a signature whose last step runs against an edge's direction (what points at the way so far) costs
 `WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films) — unless the
@@ -136,18 +138,20 @@ UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question 
 # X famous for" nearer `nationality`).
 # Where a thing is "located" is what contains it, Freebase's `containedby`, which the embedder rates far from the
 # word, so that "where is X located" went on past it to a relation merely named "location" (a team's, an event's).
+# Where a company is "based" is its headquarters (MiniLM rates "based" nearer `founded by` than `headquartered in`).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
                  frozenset({"famous", "profession", "occupation", "job", "career"}),
-                 frozenset({"locate", "containedby"}))
+                 frozenset({"locate", "containedby"}),
+                 frozenset({"base", "headquarter", "headquarters", "hq"}))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,
 # does not.
 CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
-LOCATED = frozenset({"locate"})
+LOCATED = frozenset({"locate", "contain", "containedby"})  # `located in`, Freebase's `containedby`, `contains`
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
@@ -296,6 +300,8 @@ def own_name(relation_text: str) -> str:
 
 
 def _stem_match(a: str, b: str) -> bool:
+    if a == b:  # "what art did X do" / `art forms`: a word too short for a stem is still the relation's word
+        return True
     if len(a) < STEM or len(b) < STEM:
         return False
     lemmas_a, lemmas_b = word_lemmas(a), word_lemmas(b)
@@ -305,8 +311,13 @@ def _stem_match(a: str, b: str) -> bool:
         return True
     if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True
+    # A stem is most of the shorter word ("director" / `directed`, "home" / `home ground`), not any four letters
+    # ("companies" / `competes with`, "current" / `currency`); a compound holds a whole lemma ("screenwriter" /
+    # `written by`: write).
     common = common_prefix(a, b)
-    return common >= STEM or (len(a) > 6 and b[:STEM] in a) or (len(b) > 6 and a[:STEM] in b)
+    return (common >= max(STEM, min(len(a), len(b)) - 2)
+            or any(len(lemma) >= STEM and lemma in b for lemma in lemmas_a if len(b) > len(lemma))
+            or any(len(lemma) >= STEM and lemma in a for lemma in lemmas_b if len(a) > len(lemma)))
 
 
 def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.ndarray:
@@ -459,9 +470,13 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
     head_word = _head_word(tokens, words, head)
-    if head_word is not None and word_relation[head_word].max() < HEAD_NAMES:
-        naming[head_word] = False  # a kind of thing, named by no relation here (`HEAD_NAMES`)
-        gram_named[head_word] = -1.0
+    if head_word is not None:
+        # Too far from every relation, by its whole name or its own ("which movies" / `film.performance.film`: 0.55
+        # and 0.81), the head noun is a kind of thing only (`HEAD_NAMES`).
+        own = vectors([own_name(t) for t in relation_texts]) @ vectors([words[head_word]])[0]
+        if np.maximum(word_relation[head_word], own).max() < HEAD_NAMES:
+            naming[head_word] = False
+            gram_named[head_word] = -1.0
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
     if not naming.any() and not sharing:

@@ -213,6 +213,25 @@ def test_words_that_share_a_stem_with_a_relations_own_name_name_it():
                               [0, 0, 0, 0, 0]]
 
 
+def test_a_stem_is_most_of_a_word_not_any_four_letters_it_starts_with():
+    """"companies" does not name `competes with` (they share "comp"), which had taken "which companies did X found"
+    one hop past the answer, to its competitors; stems, compounds and a short word that is the relation's own word
+    still name it."""
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    relations = ["competes with", "founded by", "directed_by", "written_by", "home_ground", "art_forms",
+                 "location.location.containedby", "location.location.contains", "headquartered in"]
+    words = ["companies", "founder", "director", "screenwriter", "home", "art", "continent", "based"]
+    assert same_stems(words, relations).tolist() == [[0, 0, 0, 0, 0, 0, 0, 0, 0],
+                                                    [0, 1, 0, 0, 0, 0, 0, 0, 0],
+                                                    [0, 0, 1, 0, 0, 0, 0, 0, 0],
+                                                    [0, 0, 0, 1, 0, 0, 0, 0, 0],  # a compound holds "write"
+                                                    [0, 0, 0, 0, 1, 0, 0, 0, 0],
+                                                    [0, 0, 0, 0, 0, 1, 0, 0, 0],  # three letters, the same word
+                                                    [0, 0, 0, 0, 0, 0, 1, 1, 0],  # a container / what contains
+                                                    [0, 0, 0, 0, 0, 0, 0, 0, 1]]  # where a company is "based"
+
+
 def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
     from gretriever_neo4j.reader.coverage import same_stems
 
