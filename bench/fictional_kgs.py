@@ -95,10 +95,14 @@ def main() -> None:
             gqa("drop", graph, "--yes", check=False)
             gqa("ingest", "triples", "--source", str(source), "--graph", graph)
             results[f"{graph}/zero-shot"] = {"triples": len(triples), **ask_all(graph, questions, work, "zero-shot")}
+            if graph in HELD_OUT:  # their misses are not written down, so that no one tunes on them
+                results[f"{graph}/zero-shot"].pop("misses")
             if args.train:
                 _, seconds = gqa("train", "--graph", graph)
                 results[f"{graph}/self-sup"] = {"train_minutes": round(seconds / 60, 2),
                                                 **ask_all(graph, questions, work, "self-sup")}
+                if graph in HELD_OUT:
+                    results[f"{graph}/self-sup"].pop("misses")
     print(f"{'graph / set-up':32} {'strict':>7} {'hit@1':>7} {'f1':>7} {'in sub':>7} {'p50 ms':>7}")
     for key, row in results.items():
         print(f"{key:32} {row['strict_hit_at_1']:7.3f} {row['hit_at_1']:7.3f} {row['f1']:7.3f} "
