@@ -42,8 +42,9 @@ relation ("which movies can be described by X", "what does X appear in") takes o
 (`asks_identity`). (Leaving out coverage then, as the words' nearness to relations is
 noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
 a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
-the relation the walk ends on, forward (`wh_head`), and only one it is nearly the word of (`HEAD_NAMES`: "which
-club" does not name `league`), and the nodes it ends on are near it (`HEAD_KIND`).
+the relation the walk ends on, forward, or backward where the noun is its doer ("which players are in X": `<plays
+for`; `wh_head`), and only one it is nearly the word of (`HEAD_NAMES`: "which club" does not name `league`), and the
+nodes it ends on are near it (`HEAD_KIND`).
 
 A question that asks for a category ("what kind of film is X", "what types are the films directed by X") is
 answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
@@ -370,6 +371,14 @@ def _family(word: str) -> str | int:
     return next((i for i, family in enumerate(WORD_FAMILIES) if lemmas & family), word)
 
 
+def _agents_named(noun: str, relation_texts: Sequence[str]) -> set[int]:
+    """Relations whose text names its head with a verb (`names_its_head`: "plays for", "author of") of which `noun`
+    is the doer ("players", "authors"): their heads are what the noun asks for."""
+    lemmas = word_lemmas(noun)
+    return {r for r, text in enumerate(relation_texts)
+            if names_its_head(text) and lemmas & word_lemmas((own_name(text).lower().split() or [""])[0])}
+
+
 def _head_word(tokens: Sequence[str], words: Sequence[str], head: int | None) -> int | None:
     """`wh_head`'s `head` as an index into the question's content words."""
     if head is None or tokens[head] in CATEGORY_WORDS:
@@ -492,13 +501,17 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             if end_vectors is not None and len(end_vectors) and head_word is not None else np.zeros(len(signatures)))
     head_row = int(naming[:head_word].sum()) if head_word is not None and naming[head_word] else None
     head_grams = [g for g, members in enumerate(gram_words) if head_word in members] if head_word is not None else []
+    agents = _agents_named(tokens[head], relation_texts) if head_word is not None else set()
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
         hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
         last_relation, last_direction = signatures[s][-1]
-        typed = int(last_relation) if last_direction == FORWARD else -1
+        # The relation the head noun may name: the last, where the walk ends on what it names: its tail forward,
+        # its head backward where the noun is the one who does what the relation says ("which players are in X":
+        # `<plays for`; not "which country is X in": `<located in`, the things located in X)
+        typed = int(last_relation) if last_direction == FORWARD or int(last_relation) in agents else -1
         key = (tuple(ids), typed if head_grams else -1)
         if key not in named_by:
             if head_grams and typed not in typed_named:

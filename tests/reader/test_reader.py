@@ -196,3 +196,20 @@ def test_the_kind_a_which_question_asks_for_names_no_merely_related_relation(emb
                    "which club does X play for") == ["Caldra Falcons"]
     assert answers(view, embedder, "which league does Fintan Orwin play in",
                    "which league does X play in") == ["Tarsen Cup League"]
+
+
+def test_the_doers_a_which_question_asks_for_are_the_heads_of_the_relation_they_do(embedder):
+    """"which players are in X": the players are who "plays for" X, the heads of its edges (the question's noun
+    names the relation backwards); "in which country is X" is not what is located in X."""
+    triples = [("Aled Dunstan", "plays_for", "Grimsmoor Rovers"), ("Fintan Farrow", "plays_for", "Grimsmoor Rovers"),
+               ("Grimsmoor Rovers", "league", "Premier Circuit"), ("Grimsmoor Rovers", "home_ground", "The Tannery"),
+               ("Aled Dunstan", "position", "goalkeeper"), ("Aled Dunstan", "nationality", "Marovia"),
+               ("Grimsmoor Rovers", "head_coach", "Brann Stavros"), ("Grimsmoor Rovers", "founded", "1911"),
+               ("Grimsmoor Rovers", "sponsored_by", "Bluewake Telecom"),
+               ("Fintan Farrow", "captain_of", "Grimsmoor Rovers")]
+    view = view_of(triples, embedder)
+    assert sorted(answers(view, embedder, "which players are in Grimsmoor Rovers", "which players are in X",
+                          view.node_texts.index("Grimsmoor Rovers"))) == ["Aled Dunstan", "Fintan Farrow"]
+    places = view_of([("Kessel", "located in", "Veloria"), ("Kessel Institute of Technology", "located in", "Kessel"),
+                      ("Mara Quill", "born in", "Kessel")], embedder)
+    assert answers(places, embedder, "in which country is Kessel", "in which country is X") == ["Veloria"]
