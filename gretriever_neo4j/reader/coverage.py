@@ -115,7 +115,8 @@ HEAD_KIND = 0.5
 # The noun a "which …" question opens with is the kind of thing asked for; it names the relation the walk ends on
 # only where it is that relation's own word or near it ("which language" / `languages spoken` 0.78, "which movies"
 # / `film` 0.81), not where MiniLM finds it merely related ("which club" / `league` 0.56, "which band" / `genre`
-# 0.49, "which albums" / `record label` 0.52): there it took a walk one hop past the answer.
+# 0.49, "which albums" / `record label` 0.52): there it took a walk one hop past the answer. Measured: WebQSP +6 -2
+# questions, MetaQA +1, the invented sports and music graphs +3.
 HEAD_NAMES = 0.65
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
 ROUND_TRIP = 0.15
@@ -313,8 +314,8 @@ def _stem_match(a: str, b: str) -> bool:
     if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True
     # A stem is most of the shorter word ("director" / `directed`, "home" / `home ground`), not any four letters
-    # ("companies" / `competes with`, "current" / `currency`); a compound holds a whole lemma ("screenwriter" /
-    # `written by`: write).
+    # ("companies" / `competes with`: the invented companies graph 0.709 -> 0.827); a compound holds a whole lemma
+    # ("screenwriter" / `written by`: write).
     common = common_prefix(a, b)
     return (common >= max(STEM, min(len(a), len(b)) - 2)
             or any(len(lemma) >= STEM and lemma in b for lemma in lemmas_a if len(b) > len(lemma))
