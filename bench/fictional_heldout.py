@@ -32,7 +32,7 @@ def _poss(name: str) -> str:
     return name + ("'" if name.endswith("s") else "'s")
 
 
-def _asker(rng: random.Random, Q: list[Question], meta: list[Meta]):
+def asker(rng: random.Random, Q: list[Question], meta: list[Meta]):
     """`ask(kind, templates, topics, gold)`: each template asked about `per` different topics (those with an answer).
 
     A template writes `{}` for the topic as named in the graph, `{lc}` for it in lowercase, `{s}` / `{ls}` for its
@@ -47,7 +47,7 @@ def _asker(rng: random.Random, Q: list[Question], meta: list[Meta]):
     return ask
 
 
-def _people(rng: random.Random, first: str, last: str, n: int) -> list[str]:
+def invented_names(rng: random.Random, first: str, last: str, n: int) -> list[str]:
     firsts, lasts = first.split(), last.split()
     out, used = [], set()
     while len(out) < n:
@@ -80,7 +80,7 @@ def _companies() -> tuple[list[Triple], list[Question], list[Meta]]:
     }
     companies = [c for cos, _ in sectors.values() for c in cos]
     industry = {c: s for s, (cos, _) in sectors.items() for c in cos}
-    people = _people(rng, "Ansel Brigid Caius Delphine Eamon Florence Gideon Honora Isidore Jessamy Kester Lavinia Mercer "
+    people = invented_names(rng, "Ansel Brigid Caius Delphine Eamon Florence Gideon Honora Isidore Jessamy Kester Lavinia Mercer "
                           "Nerys Orla Percival Rosalind Silas Thea Ulysses Verity Wystan Xanthe Yorick Zinnia",
                      "Abernethy Blackwood Carrow Delacourt Ellery Fennimore Gresham Hawthorne Ingleby Jardine Kilbride "
                      "Lovell Mortlake Nettleton Oakes Pembury Quarrington Rookwood Stanmore Thackeray Underhill Whitlock", 62)
@@ -136,7 +136,7 @@ def _companies() -> tuple[list[Triple], list[Question], list[Meta]]:
                 add(a, "competes with", b); rivals[a].append(b); rivals[b].append(a)
 
     Q: list[Question] = []; meta: list[Meta] = []
-    ask = _asker(rng, Q, meta)
+    ask = asker(rng, Q, meta)
     founded = lambda p: [c for c in companies if p in founders[c]]
     ceo_of = {v: k for k, v in ceo.items()}
     ask("founder", ["who founded {}", "who are the founders of {}", "who started {lc}?"], companies, lambda c: founders[c])
@@ -191,7 +191,7 @@ def _science() -> tuple[list[Triple], list[Question], list[Meta]]:
     awards = ["Halvard Medal", "Orrin Prize", "Castellane Medal", "Linnet Award", "Verrault Prize", "Brightmoor Medal"]
     conferrer = {}
     for a in awards: conferrer[a] = rng.choice(orgs); add(a, "conferred by", conferrer[a])
-    people = _people(rng, "Adaeze Bohdan Celestine Dagny Evander Fiorella Gunnar Halima Ignatius Jarek Katalin Leopold "
+    people = invented_names(rng, "Adaeze Bohdan Celestine Dagny Evander Fiorella Gunnar Halima Ignatius Jarek Katalin Leopold "
                           "Mireille Nikolai Odalys Piotr Rasmus Saoirse Teodor Ulla Valentin Wilhelmina Ximena Zdenek",
                      "Aukland Brezina Coetzee Dravnik Esterhazy Fjeldstad Grummond Hakkarainen Iliescu Janacek Kowalczyk "
                      "Lindahl Marchbanks Novacek Ostrowski Pajari Quennell Rautio Szekely Thorvaldsen Uhlig Wojcik", 36)
@@ -231,7 +231,7 @@ def _science() -> tuple[list[Triple], list[Question], list[Meta]]:
     for w in works: author[w] = rng.choice(people); add(author[w], "notable work", w)
 
     Q: list[Question] = []; meta: list[Meta] = []
-    ask = _asker(rng, Q, meta)
+    ask = asker(rng, Q, meta)
     students = lambda p: [s for s in advisor if advisor[s] == p]
     ask("educated", ["where did {} study", "which university was {lc} educated at"], people, lambda p: educated[p])
     ask("alumni", ["who studied at {}", "which scientists were educated at {}"], unis, lambda u: [p for p in people if u in educated[p]])
@@ -277,8 +277,9 @@ def science() -> tuple[list[Triple], list[Question]]:
     return kb, Q
 
 
-if __name__ == "__main__":
-    for name, build in (("companies", _companies), ("science", _science)):
+def self_check(builds) -> None:
+    """Asserts that the graphs `builds` ((name, _builder) pairs) are well formed, and prints their counts."""
+    for name, build in builds:
         kb, Q, meta = build()
         assert len(kb) == len(set(kb)), f"{name}: duplicate triples {[t for t, n in Counter(kb).items() if n > 1]}"
         assert all(h != t for h, _, t in kb), f"{name}: a self-loop"
@@ -302,4 +303,8 @@ if __name__ == "__main__":
               f"{two_hop / len(Q):.0%}), {len(kinds)} kinds, {len(per_template)} phrasings")
         print("  relations:", dict(Counter(r for _, r, _ in kb)))
         print("  kinds:", dict(kinds))
+
+
+if __name__ == "__main__":
+    self_check((("companies", _companies), ("science", _science)))
     print("ok")
