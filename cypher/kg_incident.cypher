@@ -3,6 +3,7 @@
 // params: $graph, $keys, $limit
 UNWIND $keys AS key
 MATCH (u:Node {graph: $graph, key: key})
+USING INDEX u:Node(graph, key)
 CALL (u) {
   MATCH (u)-[r:REL]-(v:Node)
   WITH r, v

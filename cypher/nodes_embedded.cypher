@@ -2,5 +2,6 @@
 // params: $rows
 UNWIND $rows AS row
 MATCH (n:Node {graph: row.graph, key: row.key})
+USING INDEX n:Node(graph, key)
 WHERE n.text = row.text AND n.embedding IS NOT NULL
 RETURN row.i AS i

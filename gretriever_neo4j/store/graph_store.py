@@ -31,7 +31,15 @@ from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
 from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.settings import Neo4jSettings
 from gretriever_neo4j.store.driver import open_driver, said_unavailable
-from gretriever_neo4j.store.rows import WriteBatch, cos_of_score, natural_key, record_dict, vectors_param, with_cos
+from gretriever_neo4j.store.rows import (
+    WriteBatch,
+    cos_of_score,
+    driver_params,
+    natural_key,
+    record_dict,
+    vectors_param,
+    with_cos,
+)
 from gretriever_neo4j.store.statistics import tally_statistics
 
 __all__ = ["FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATION_VECTOR_INDEX", "GraphStore", "WriteBatch",
@@ -65,16 +73,16 @@ class GraphStore:
         import neo4j
 
         query = cypher.load(name)
-        records, _, _ = self._driver.execute_query(
-            query.text, query.bind(**params), database_=self.database, routing_=neo4j.RoutingControl.READ)
+        records, _, _ = self._driver.execute_query(query.text, driver_params(query.bind(**params)),
+                                                   database_=self.database, routing_=neo4j.RoutingControl.READ)
         return [record_dict(record) for record in records]
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
 
         query = cypher.load(name)
-        records, _, _ = self._driver.execute_query(
-            query.text, query.bind(**params), database_=self.database, routing_=neo4j.RoutingControl.WRITE)
+        records, _, _ = self._driver.execute_query(query.text, driver_params(query.bind(**params)),
+                                                   database_=self.database, routing_=neo4j.RoutingControl.WRITE)
         return [record_dict(record) for record in records]
 
     # -- schema -----------------------------------------------------------------------------------
@@ -126,7 +134,7 @@ class GraphStore:
         batches as it goes."""
         query = cypher.load(name)
         with self._driver.session(database=self.database) as session:
-            session.run(query.text, query.bind(**params)).consume()
+            session.run(query.text, driver_params(query.bind(**params))).consume()
 
     def ensure_vector_indexes(self, dim: int) -> None:
         # Unquantised: exact scores keep the Neo4j path equal to the in-memory reference.
@@ -195,7 +203,7 @@ class GraphStore:
     @staticmethod
     def _tx(tx, name: str, **params: Any) -> int:
         query = cypher.load(name)
-        records = list(tx.run(query.text, query.bind(**params)))
+        records = list(tx.run(query.text, driver_params(query.bind(**params))))
         return int(records[0]["written"]) if records and "written" in records[0].keys() else 0
 
     def reembed(self, embed, batch: int = 2000) -> int:
@@ -526,7 +534,7 @@ class GraphStore:
         query = cypher.load(name)
         with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
                                   fetch_size=5000) as session:
-            for record in session.run(query.text, query.bind(**params)):
+            for record in session.run(query.text, driver_params(query.bind(**params))):
                 yield record_dict(record)
 
 
