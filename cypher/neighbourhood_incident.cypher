@@ -3,6 +3,7 @@
 // normalised cosine, (1 + cos) / 2; the order is by their sum (the contract of neighbourhood.expand).
 // $relation_scores (a map text -> score, or null): edge scores the client already knows (a graph's edges share a
 // handful of relation texts); other texts are scored here, from their (:Relation).
+// Each frontier node's number of edges comes too: a retriever keeps those of hubs in memory (`retrievers.hubs`).
 // params: $graph, $frontier, $vector, $fanout, $relation_scores
 UNWIND $frontier AS frontier_key
 MATCH (u:Node {graph: $graph, key: frontier_key})
@@ -19,4 +20,5 @@ CALL (u) {
                   neighbour: v.key, neighbour_text: v.text, neighbour_ref: elementId(v), edge_score: edge_score,
                   neighbour_score: neighbour_score}) AS incident
 }
-RETURN frontier_key AS key, u.text AS text, elementId(u) AS ref, vector.similarity.cosine(u.embedding, $vector) AS score, incident
+RETURN frontier_key AS key, u.text AS text, elementId(u) AS ref, vector.similarity.cosine(u.embedding, $vector) AS score,
+       COUNT { (u)-[:REL]-() } AS degree, incident

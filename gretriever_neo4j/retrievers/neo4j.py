@@ -22,6 +22,7 @@ from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
 from gretriever_neo4j.retrieval.seeds import round_scores, seed_nodes
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since
+from gretriever_neo4j.retrievers.hubs import HubReads
 
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
 # the cut even where Java and numpy round a cosine differently in its last bits.
@@ -34,9 +35,10 @@ class StaticRetriever:
     kind = "static"
     description = "static (PCST, the paper's)"
 
-    def __init__(self, context: RetrievalContext):
+    def __init__(self, context: RetrievalContext, hubs: HubReads | None = None):
         self.context = context
         self.store, self.embedder = context.store, context.embedder
+        self.hubs = hubs if hubs is not None else HubReads()
         self._relations: dict[str, _Relations] = {}
         self._relations_lock = threading.Lock()
 
@@ -61,7 +63,7 @@ class StaticRetriever:
             timings["vector_search"] = timings.get("vector_search", 0.0) + ms_since(started)
             started = time.perf_counter()
             candidate = self._neighbourhood(graph, vector, seeds, params,
-                                            dict(zip(relations.texts, relation_cos.tolist())))
+                                            dict(zip(relations.texts, relation_cos.tolist())), info.get("version"))
             timings["neighbourhood"] = ms_since(started)
 
         result = retrieve_from_candidates(candidate, vector, params, seed_keys=seeds)
@@ -125,9 +127,11 @@ class StaticRetriever:
         return known
 
     def _neighbourhood(self, graph: str, vector: np.ndarray, seeds: list[str], params: RetrievalParams,
-                       relation_cos: Mapping[str, float] | None = None) -> ScoredCandidateGraph:
-        """Expansion with similarities computed in Cypher (relation texts' from `relation_cos` where given): no
-        vector travels to the client for PCST."""
+                       relation_cos: Mapping[str, float] | None = None, version: Any = None) -> ScoredCandidateGraph:
+        """Expansion with similarities computed in Cypher (relation texts' from `relation_cos` where given), except
+        for hubs met before, ranked here from what `self.hubs` holds: no vector travels to the client for PCST."""
+        unit_question = np.asarray(vector, dtype=np.float64).reshape(-1)
+        unit_question = unit_question / max(float(np.linalg.norm(unit_question)), 1e-12)
         nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
         edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
 
@@ -142,12 +146,25 @@ class StaticRetriever:
         def incident(frontier: list[str], within: Collection[str] | None = None) -> dict[str, list[IncidentEdge]]:
             if within is not None:
                 return incident_within(frontier, within)
-            rows = self.store.incident_edges(graph, frontier, vector, params.fanout + _FANOUT_MARGIN, relation_cos)
+            limit = params.fanout + _FANOUT_MARGIN
+            rows = {}
+            for key, hub in self.hubs.held(graph, version, frontier).items():
+                best = hub.best(unit_question, relation_cos or {}, limit)
+                if best is not None:  # else an edge text is newer than the client's table: Cypher scores it
+                    rows[key] = {"text": hub.text, "cos": hub.cos(unit_question), "ref": hub.ref, "incident": best}
+            read = self.store.incident_edges(graph, [key for key in frontier if key not in rows], vector, limit,
+                                             relation_cos)
+            rows.update(read)
             for key, row in rows.items():
                 nodes[key] = (row["text"], row["cos"], row["ref"])
                 for e in row["incident"]:
                     nodes.setdefault(e["neighbour"], (e["neighbour_text"], e["neighbour_cos"], e["neighbour_ref"]))
-            return {key: ranked(row["incident"], lambda e: e["neighbour_cos"]) for key, row in rows.items()}
+            ranked_rows = {key: ranked(rows[key]["incident"], lambda e: e["neighbour_cos"])
+                           for key in frontier if key in rows}
+            met = [key for key, row in read.items() if row["degree"] >= self.hubs.hub]
+            if met and relation_cos is not None:
+                self.hubs.keep(self.store, graph, version, met)  # for the questions after this one
+            return ranked_rows
 
         def incident_within(frontier: list[str], within: Collection[str]) -> dict[str, list[IncidentEdge]]:
             """Rule 6 of `expand`: a visited node was listed by an earlier hop with its cosine (seeds that filled

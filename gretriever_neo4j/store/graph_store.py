@@ -265,10 +265,17 @@ class GraphStore:
                          vector=vectors_param(np.asarray(vector)[None, :])[0], fanout=int(fanout),
                          relation_scores=scores)
         return {row["key"]: {
-            "text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"]),
+            "text": row["text"], "ref": row["ref"], "cos": cos_of_score(row["score"]), "degree": row["degree"],
             "incident": [{**e, "edge_cos": cos_of_score(e["edge_score"]),
                           "neighbour_cos": cos_of_score(e["neighbour_score"])}
                          for e in row["incident"]]} for row in rows}
+
+    def hub_incident(self, graph: str, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """For each node: its text, element id and vector, and all its incident edges (edge_id, src, dst, text) with
+        the far end's key, text, element id and vector (`neighbour_embedding`)."""
+        if not keys:
+            return {}
+        return {row["key"]: row for row in self.read("hub_incident", graph=graph, keys=list(keys))}
 
     def incident_edges_within(self, graph: str, frontier: Sequence[str], within: Sequence[str], vector: np.ndarray,
                               relation_cos: Mapping[str, float] | None = None) -> dict[str, list[dict[str, Any]]]:

@@ -18,6 +18,7 @@ from gretriever_neo4j.retrieval.in_memory import retrieve
 from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.pcst import PcstParams
 from gretriever_neo4j.retrievers.base import RetrievalContext
+from gretriever_neo4j.retrievers.hubs import HubReads
 from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 
 from cli_helpers import gqa
@@ -53,19 +54,24 @@ QUESTIONS = ["what else did ben franklin invent", "who discovered radium", "what
              "which telescope did newton build", "what did grace hopper work on"]
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_neo4j_path_equals_reference_path(store, embedder, seed, monkeypatch):
+@pytest.mark.parametrize("seed,hub", [(0, 256), (1, 256), (2, 256), (0, 1), (2, 1)])
+def test_neo4j_path_equals_reference_path(store, embedder, seed, hub, monkeypatch):
+    """hub=1: every node met is kept after its first question and ranked in memory (`retrievers.hubs`) after."""
     within_calls = []  # the hops that begin with the node budget spent (rule 6 of neighbourhood.expand)
     read_within = store.incident_edges_within
     monkeypatch.setattr(store, "incident_edges_within", lambda *a, **k: within_calls.append(a) or read_within(*a, **k))
+    hubs = HubReads(hub=hub)
+    held_calls = []
+    held = hubs.held
+    monkeypatch.setattr(hubs, "held", lambda *a: held_calls.append(held(*a)) or held_calls[-1])
     graph = f"{store.test_prefix}-kg{seed}"
     ingest([_random_kg(seed, graph, store.test_prefix, edges=30 + 10 * seed)], store, embedder.embed,
            dataset=store.test_prefix)
     store.await_indexes()
     reference_graph = _stored_graph(store, graph, embedder)
-    retriever = StaticRetriever(RetrievalContext(store, embedder))
+    retriever = StaticRetriever(RetrievalContext(store, embedder), hubs=hubs)
     params = RetrievalParams(seed_k=3, seed_k_edges=3, hops=2, fanout=4 + seed, max_nodes=12, max_edges=20)
-    for question in QUESTIONS:
+    for question in QUESTIONS + QUESTIONS:  # the second round meets nodes the first one kept
         ours = retriever.retrieve(question, graph=graph, params=params, record=False)
         expected = retrieve(reference_graph, embedder.embed_query(question).vector, params)
         assert ours.result.seed_keys == expected.seed_keys, question
@@ -81,6 +87,7 @@ def test_neo4j_path_equals_reference_path(store, embedder, seed, monkeypatch):
                                       expected.candidate.edge_embeddings[expected.subgraph.edge_indices])
         assert len(chosen_edges) > 0, question
     assert within_calls, "no hop began with the node budget spent: rule 6 was not compared"
+    assert any(held_calls) == (hub == 1), "nodes held in memory were compared only where every node is a hub"
 
 
 def test_whole_graph_and_empty_graph_parity(store, embedder):
