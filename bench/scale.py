@@ -6,8 +6,9 @@ so the copies form one connected graph while every entity keeps its degree. The 
 For each scale: ingest throughput (through the product's ingest: validation, embedding, batched transactions; then
 the write rate apart from embedding, by ingesting the same triples again into a scratch graph with every text's
 vector already in the embedder's cache),
-static retrieval through Neo4j and learned retrieval through Neo4j (the MetaQA checkpoint of `gqa train`) on
-MetaQA validation questions (whose entities are copy 0's), p50/p95, Neo4j store size, and the client's peak RSS;
+static retrieval through Neo4j and learned retrieval through Neo4j (the MetaQA checkpoint of `gqa train`), once the
+server is idle again (`settle`), on MetaQA validation questions (whose entities are copy 0's), p50/p95, Neo4j store
+size, and the client's peak RSS;
 then the same retrievals over the graph held in memory as `gqa serve` holds it (its load time and RSS measured in
 a fresh process, `bench/fresh_load.py`, as a server starts).
 Both graphs are deleted at the end unless --keep. Prints a table and writes JSON.
@@ -83,6 +84,28 @@ def store_size_mib() -> float | None:
     if not folder.is_dir():
         return None
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2 ** 20
+
+
+def settle(max_seconds: float = 600, window: float = 3.0, busy: float = 0.1) -> float:
+    """Waits until the bundled server is idle (under `busy` of a core over `window` seconds): after an ingest,
+    Lucene merges the vector index's segments in the background for a minute or more, and latencies measured
+    meanwhile share the two cores with it (3x slower, in memory too). Returns the seconds waited; 0 when gqa does
+    not manage the server."""
+    from gretriever_neo4j.server import ServerLayout
+    from gretriever_neo4j.server.pids import running_pid
+
+    pid = running_pid(ServerLayout.default())
+    if pid is None:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = lambda: sum(int(x) for x in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]) / ticks
+    started = time.perf_counter()
+    while time.perf_counter() - started < max_seconds:
+        before = cpu()
+        time.sleep(window)
+        if cpu() - before < busy * window:
+            break
+    return time.perf_counter() - started
 
 
 def save(path: Path, results: dict) -> None:
@@ -213,6 +236,7 @@ def main() -> int:
                        "edges_per_s": report.edges_written / seconds, "nodes_per_s": distinct / seconds,
                        "store_mib_added": (store_size_mib() - size_before) if size_before is not None else None,
                        "write_s": report.write_seconds, "embed_s": report.embed_seconds}
+                row["settle_s"] = settle()  # latencies on a server done with the ingest's index merges
                 context = RetrievalContext(store, embedder)
                 static = StaticRetriever(context)
                 learned = LearnedKGRetriever(context, checkpoint) if checkpoint else None
@@ -249,6 +273,7 @@ def main() -> int:
                 for factor in sorted({1, args.factor}):
                     row = results["scales"][f"{factor}x"]
                     triples = list(scaled(base, factor, args.rewire, args.seed))
+                    settle()
                     row.update(write_apart(store, embedder, triples, f"{prefix}-x{factor}-w", prefix, ingest))
                     row.update(issue_keys(row))
                     save(args.out, results)
