@@ -132,6 +132,7 @@ class StaticRetriever:
         for hubs met before, ranked here from what `self.hubs` holds: no vector travels to the client for PCST."""
         unit_question = np.asarray(vector, dtype=np.float64).reshape(-1)
         unit_question = unit_question / max(float(np.linalg.norm(unit_question)), 1e-12)
+        keep_hubs = version is not None and relation_cos is not None  # a version says when what is held went stale
         nodes: dict[str, tuple[str, float, str]] = {}  # key -> (text, cos, element id)
         edges: dict[str, tuple[str, str, str, float]] = {}  # ref -> (src, text, dst, cos)
 
@@ -148,7 +149,8 @@ class StaticRetriever:
                 return incident_within(frontier, within)
             limit = params.fanout + _FANOUT_MARGIN
             rows = {}
-            for key, hub in self.hubs.held(graph, version, frontier).items():
+            held = self.hubs.held(graph, version, frontier) if keep_hubs else {}
+            for key, hub in held.items():
                 best = hub.best(unit_question, relation_cos or {}, limit)
                 if best is not None:  # else an edge text is newer than the client's table: Cypher scores it
                     rows[key] = {"text": hub.text, "cos": hub.cos(unit_question), "ref": hub.ref, "incident": best}
@@ -162,7 +164,7 @@ class StaticRetriever:
             ranked_rows = {key: ranked(rows[key]["incident"], lambda e: e["neighbour_cos"])
                            for key in frontier if key in rows}
             met = [key for key, row in read.items() if row["degree"] >= self.hubs.hub]
-            if met and relation_cos is not None:
+            if met and keep_hubs:
                 self.hubs.keep(self.store, graph, version, met)  # for the questions after this one
             return ranked_rows
 
