@@ -30,7 +30,7 @@ _COLUMNS = ("edge_id", "src", "dst", "text", "neighbour", "neighbour_text", "nei
 
 @dataclass(frozen=True)
 class Hub:
-    """One node's incident edges as `neighbourhood_incident` lists them, with its far ends' unit vectors."""
+    """One node's incident edges as `neighbourhood_incident` lists them, with its far ends' vectors."""
 
     text: str
     ref: str
@@ -64,14 +64,15 @@ class Hub:
     def best(self, unit_question: np.ndarray, relation_cos: Mapping[str, float],
              limit: int) -> list[dict[str, Any]] | None:
         """The best `limit` incident edges, as `GraphStore.incident_edges` lists them (with `edge_cos` and
-        `neighbour_cos`), best first; ties kept whole at the cut. None when an edge text has no known cosine."""
+        `neighbour_cos`), best first, ties broken as Cypher breaks them (far end's key, text, edge id). None when an
+        edge text has no known cosine."""
         if not len(self):
             return []
         edge_text_cos = [relation_cos.get(text) for text in self.texts]
         if any(c is None for c in edge_text_cos):
             return None
-        # In float64, as the reference path (`seeds.cosine_to_query`) and Neo4j compute it: the scores rounded for
-        # ranking then tie where theirs tie. An edge's text cosine makes the round trip Cypher's does.
+        # In float64, as the reference path computes it (`seeds.cosine_to_query`): the scores rounded for ranking
+        # then tie where its scores tie (float32 did not). An edge's text cosine makes the round trip Cypher's does.
         neighbour_cos = (self.neighbours @ unit_question) * self.inverse_norms
         edge_cos = np.asarray([cos_of_score((1.0 + c) / 2.0) for c in edge_text_cos])[self.text_index]
         total = edge_cos + neighbour_cos
