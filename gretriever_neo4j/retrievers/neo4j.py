@@ -151,7 +151,7 @@ class StaticRetriever:
             rows = {}
             held = self.hubs.held(graph, version, frontier) if keep_hubs else {}
             for key, hub in held.items():
-                best = hub.best(unit_question, relation_cos or {}, limit)
+                best = hub.best(unit_question, relation_cos, limit)
                 if best is not None:  # else an edge text is newer than the client's table: Cypher scores it
                     rows[key] = {"text": hub.text, "cos": hub.cos(unit_question), "ref": hub.ref, "incident": best}
             read = self.store.incident_edges(graph, [key for key in frontier if key not in rows], vector, limit,

@@ -63,6 +63,12 @@ _SCHEMA_STATEMENTS = (
 _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 
 
+def _statement(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A shipped statement's text and its parameters as the driver is given them (`driver_params`)."""
+    query = cypher.load(name)
+    return query.text, driver_params(query.bind(**params))
+
+
 class GraphStore:
     def __init__(self, driver, database: str = "neo4j"):
         self._driver = driver
@@ -72,17 +78,15 @@ class GraphStore:
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
 
-        query = cypher.load(name)
-        records, _, _ = self._driver.execute_query(query.text, driver_params(query.bind(**params)),
-                                                   database_=self.database, routing_=neo4j.RoutingControl.READ)
+        records, _, _ = self._driver.execute_query(*_statement(name, params), database_=self.database,
+                                                   routing_=neo4j.RoutingControl.READ)
         return [record_dict(record) for record in records]
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
 
-        query = cypher.load(name)
-        records, _, _ = self._driver.execute_query(query.text, driver_params(query.bind(**params)),
-                                                   database_=self.database, routing_=neo4j.RoutingControl.WRITE)
+        records, _, _ = self._driver.execute_query(*_statement(name, params), database_=self.database,
+                                                   routing_=neo4j.RoutingControl.WRITE)
         return [record_dict(record) for record in records]
 
     # -- schema -----------------------------------------------------------------------------------
@@ -132,9 +136,8 @@ class GraphStore:
     def run_in_transactions(self, name: str, **params: Any) -> None:
         """An auto-commit statement (`CALL {…} IN TRANSACTIONS`): too large for one transaction, it commits its
         batches as it goes."""
-        query = cypher.load(name)
         with self._driver.session(database=self.database) as session:
-            session.run(query.text, driver_params(query.bind(**params))).consume()
+            session.run(*_statement(name, params)).consume()
 
     def ensure_vector_indexes(self, dim: int) -> None:
         # Unquantised: exact scores keep the Neo4j path equal to the in-memory reference.
@@ -202,8 +205,7 @@ class GraphStore:
 
     @staticmethod
     def _tx(tx, name: str, **params: Any) -> int:
-        query = cypher.load(name)
-        records = list(tx.run(query.text, driver_params(query.bind(**params))))
+        records = list(tx.run(*_statement(name, params)))
         return int(records[0]["written"]) if records and "written" in records[0].keys() else 0
 
     def reembed(self, embed, batch: int = 2000) -> int:
@@ -346,9 +348,8 @@ class GraphStore:
         """Element ids of the nodes and relationships that the Browser statement of a retrieval returns."""
         import neo4j
 
-        query = cypher.load("retrieval_subgraph")
-        records, _, _ = self._driver.execute_query(query.text, query.bind(id=id), database_=self.database,
-                                                   routing_=neo4j.RoutingControl.READ)
+        records, _, _ = self._driver.execute_query(*_statement("retrieval_subgraph", {"id": id}),
+                                                   database_=self.database, routing_=neo4j.RoutingControl.READ)
         nodes, rels = set(), set()
         for record in records:
             nodes.add(record["n"].element_id)
@@ -538,10 +539,9 @@ class GraphStore:
         """Rows of a read statement as they arrive, for results too large to hold twice."""
         import neo4j
 
-        query = cypher.load(name)
         with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
                                   fetch_size=5000) as session:
-            for record in session.run(query.text, driver_params(query.bind(**params))):
+            for record in session.run(*_statement(name, params)):
                 yield record_dict(record)
 
 
