@@ -69,3 +69,30 @@ def test_a_store_with_per_edge_vectors_migrates_with_counts_equal(store, embedde
     assert after.result.subgraph.text == before.result.subgraph.text
     again = migrate(store)
     assert not again.migrated and again.layout_after == LAYOUT
+
+
+def test_a_node_index_built_with_neo4j_defaults_is_rebuilt_and_finds_the_same_seeds(store, embedder):
+    graph = f"{store.test_prefix}-index"
+    ingest([_kg(graph)], store, embedder.embed, dataset=graph)
+    dim = store.embedder_info()[1]
+    vector = embedder.embed(["who directed film 4"])[0]
+    # what an earlier gqa built: Neo4j's default HNSW settings (ef_construction 100)
+    store.write("schema_drop_node_vector_index")
+    store.write("schema_node_vector_index", options={"indexConfig": {
+        "vector.dimensions": dim, "vector.similarity_function": "cosine", "vector.quantization.enabled": False}})
+    store.await_indexes()
+    assert store.node_index_outdated()
+    before = _best(store.seed_nodes(vector, 5, graph), 5)
+
+    report = migrate(store)
+
+    assert report.node_index_rebuilt and not store.node_index_outdated()
+    config = next(r for r in store.index_states() if r["name"] == "node_embedding")["options"]["indexConfig"]
+    assert config["vector.hnsw.ef_construction"] == 32 and config["vector.dimensions"] == dim
+    assert _best(store.seed_nodes(vector, 5, graph), 5) == before and len(before) == 5
+    assert not migrate(store).node_index_rebuilt
+
+
+def _best(rows, k: int) -> list[str]:
+    """The k best seeds' keys (the index may return more of the graph's nodes than asked for)."""
+    return [row["key"] for row in sorted(rows, key=lambda row: (-row["cos"], row["key"]))[:k]]
