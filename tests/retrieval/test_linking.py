@@ -247,3 +247,30 @@ def test_a_question_word_that_names_a_relation_says_nothing_of_the_entity():
 def test_link_seeds_refuses_unknown_backends():
     with pytest.raises(InputError, match="store_like"):
         link_seeds("q", None, object(), None)
+
+
+class _CountingLinking(InMemoryLinking):
+    """Counts the vector index queries a link makes."""
+
+    vector_queries = 0
+
+    def vector_hits(self, vector, graph, k):
+        self.vector_queries += 1
+        return super().vector_hits(vector, graph, k)
+
+
+def test_the_vector_ranking_is_asked_for_only_when_no_usable_exact_match_is_found():
+    kg = _kg([("Mitt Romney", "lived_in", "Massachusetts"), ("Lenore Romney", "spouse", "George Romney")])
+    vectors = np.eye(len(kg.node_keys), 4, dtype=np.float32)
+    kg = kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+    question = np.asarray([1, 0, 0, 0], np.float32)
+
+    named = _CountingLinking(kg)
+    result = link_seeds("where did mitt romney live", question, named, None, k=1)
+    assert result.preferred(1) == ["Mitt Romney"] and result.seeds == ["Mitt Romney"]
+    assert named.vector_queries == 0  # a usable exact match: the vector index is not queried
+
+    unnamed = _CountingLinking(kg)
+    result = link_seeds("what state does romney live in", question, unnamed, None, k=2)
+    assert result.preferred(1) and unnamed.vector_queries == 1
+    assert result.fused and result.guessed and unnamed.vector_queries == 1  # asked once, then kept
