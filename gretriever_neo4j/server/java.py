@@ -103,6 +103,14 @@ def server_env() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key != "NEO4J_PASSWORD"}
 
 
+# Neo4j's vector indexes are Lucene 9.11's HNSW, whose dot products use SIMD (the Panama Vector API) only on Java
+# 20-22 with this incubator module readable; on Java 17 they are scalar loops, and inserting a node's vector at
+# commit is most of what an ingest's write costs. Not measured here: this machine's Java is 17, and no JDK 21
+# with the module can be installed on it.
+VECTOR_API_FLAGS = ("--add-modules=jdk.incubator.vector",)
+
+
 def server_command(layout: ServerLayout, config: ServerConfig, java: JavaRuntime) -> list[str]:
-    return [str(java.executable), f"-Xms{config.initial_heap}", f"-Xmx{config.heap}", *JVM_FLAGS,
+    vector_api = VECTOR_API_FLAGS if 20 <= java.major <= 22 else ()
+    return [str(java.executable), f"-Xms{config.initial_heap}", f"-Xmx{config.heap}", *JVM_FLAGS, *vector_api,
             "-cp", classpath(layout), ENTRY_POINT, f"--home-dir={layout.home}", f"--config-dir={layout.conf_dir}"]

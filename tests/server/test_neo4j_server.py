@@ -29,6 +29,7 @@ from gretriever_neo4j.server import (
     packaged_lock,
     parse_lock,
     read_config,
+    server_command,
     start,
     status,
     stop,
@@ -125,6 +126,17 @@ def test_configure_writes_a_loopback_only_conf_that_reads_back(tmp_path):
     assert read_config(layout) == config
     assert config.bolt_uri == "bolt://127.0.0.1:17687"
     assert config.browser_url == "http://127.0.0.1:17474/browser/"
+
+
+def test_java_21_reads_the_vector_api_module_that_lucene_computes_vector_distances_with(tmp_path):
+    from gretriever_neo4j.server.java import JavaRuntime
+
+    layout, config = ServerLayout.at(tmp_path / "neo4j"), ServerConfig()
+    on_21 = server_command(layout, config, JavaRuntime(Path("/jdk21/bin/java"), 21))
+    on_17 = server_command(layout, config, JavaRuntime(Path("/jdk17/bin/java"), 17))
+    assert "--add-modules=jdk.incubator.vector" in on_21[:on_21.index("-cp")]
+    assert "--add-modules=jdk.incubator.vector" not in on_17
+    assert on_21[on_21.index("-cp"):] == on_17[on_17.index("-cp"):]
 
 
 def test_memory_comes_from_arguments_then_environment_then_defaults(monkeypatch):
