@@ -69,6 +69,7 @@ _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext inde
 # keep the default build.
 NODE_INDEX_BUILD = {"vector.hnsw.m": 16, "vector.hnsw.ef_construction": 32}
 NODE_INDEX_ASK = (32, 256)  # hits asked of the node index for k seeds: max(32 k, 256), more if the graph has few
+NODE_INDEX_KEEP = (16, 128)  # of which the graph's best max(16 k, 128) are returned, as many as before the wider ask
 
 
 def _statement(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -270,8 +271,9 @@ class GraphStore:
             return []
         query_vector = vectors_param(np.asarray(vector)[None, :])[0]
         asked = max(NODE_INDEX_ASK[0] * k, NODE_INDEX_ASK[1])
+        keep = max(NODE_INDEX_KEEP[0] * k, NODE_INDEX_KEEP[1])
         while True:
-            rows = self.read(by_index, k=asked, vector=query_vector, graph=graph)
+            rows = self.read(by_index, k=asked, keep=keep, vector=query_vector, graph=graph)
             if len(rows) >= k or asked >= _MAX_INDEX_CANDIDATES or graph is None:
                 break
             asked *= 8
