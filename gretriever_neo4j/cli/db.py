@@ -41,7 +41,7 @@ def _migrate(*, only_if_needed: bool, batch: int = 10_000) -> None:
         if only_if_needed and not store.needs_migration():
             if store.node_index_outdated():  # reads are as good: rebuilding it is the user's call (minutes)
                 console.print("the node vector index was built by an earlier gqa: `gqa db migrate` rebuilds it "
-                              "for 2.5x faster ingest (until it is online, vector seeds are not found)")
+                              "for faster ingest (until it is online, vector seeds are not found)")
             return
         with console.status("migrating the store…") as status:
             report = migrate(store, batch=batch, on_progress=lambda p: status.update(

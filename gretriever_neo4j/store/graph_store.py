@@ -62,10 +62,11 @@ _SCHEMA_STATEMENTS = (
 )
 _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 # The node vector index's HNSW build settings. An ingest pays each node's insertion at commit, and that insertion
-# (Lucene's search for the new vector's neighbours, `ef_construction` wide) was most of the write time: 32 inserts
-# 2.5x faster than Neo4j's default 100. The narrower graph is then searched wider (`NODE_INDEX_ASK`): asked for 256
+# (Lucene's search for the new vector's neighbours, `ef_construction` wide) was the largest part of the server's
+# write work: 32 inserts 2.5x faster than Neo4j's default 100, and the whole write path runs 1.35x faster
+# (`bench/results/index_writes.json`). The narrower graph is then searched wider (`NODE_INDEX_ASK`): asked for 256
 # hits, it finds more of the exact 10 best nodes than the default build asked for 128 did (MetaQA 0.976 vs 0.967,
-# WebQSP 0.932 vs 0.926; `bench/results/vector_index.json`) for ~4 ms more per query. Relation texts are few and
+# WebQSP 0.932 vs 0.926; `bench/results/vector_index.json`) for ~5 ms more per query. Relation texts are few and
 # keep the default build.
 NODE_INDEX_BUILD = {"vector.hnsw.m": 16, "vector.hnsw.ef_construction": 32}
 NODE_INDEX_ASK = (32, 256)  # hits asked of the node index for k seeds: max(32 k, 256), more if the graph has few

@@ -8,7 +8,7 @@ simply run again. Counts checked: edges before = after; every (graph, text) of t
 a (:Relation) with one; no edge keeps a vector.
 
 A store whose node vector index was built with Neo4j's default HNSW settings (before `NODE_INDEX_BUILD`) has it
-built again: its reads were as good, its inserts 2.5x slower. The nodes' vectors are not touched.
+built again: its reads were as good, its index inserts 2.5x slower. The nodes' vectors are not touched.
 """
 
 from __future__ import annotations
