@@ -42,11 +42,9 @@ def main() -> int:
 
     from gretriever_neo4j.ingest.graphs import ingest
     from gretriever_neo4j.settings import Neo4jSettings
-    from gretriever_neo4j.store import graph_store
-    from gretriever_neo4j.store.graph_store import connected
+    from gretriever_neo4j.store.graph_store import NODE_INDEX_BUILD, connected
 
     triples = kb_triples(args.data / "kb.txt")
-    shipped = dict(graph_store.NODE_INDEX_BUILD)
     runs = []
     with connected(Neo4jSettings.from_env()) as store:
         vectors = {row["text"]: np.asarray(row["embedding"], np.float32) for row in store.kg_nodes("metaqa")}
@@ -58,9 +56,8 @@ def main() -> int:
         dim = store.embedder_info()[1]
         try:
             for ef in [int(x) for x in args.ef.split(",")]:
-                graph_store.NODE_INDEX_BUILD = {**shipped, "vector.hnsw.ef_construction": ef}
                 started = time.perf_counter()
-                store.rebuild_node_index(dim)
+                store.rebuild_node_index(dim, {**NODE_INDEX_BUILD, "vector.hnsw.ef_construction": ef})
                 rebuild = time.perf_counter() - started
                 settle()
                 graph = f"indexwrites{uuid.uuid4().hex[:6]}"
@@ -75,7 +72,6 @@ def main() -> int:
                 print(runs[-1], flush=True)
                 settle()
         finally:
-            graph_store.NODE_INDEX_BUILD = shipped
             if store.node_index_outdated():
                 store.rebuild_node_index(dim)
     by_ef: dict[int, list[dict]] = {}

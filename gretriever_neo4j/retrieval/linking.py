@@ -422,8 +422,8 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
     for match in exact:
         first_match.setdefault(match.key, match)
     exact_keys = list(first_match)
-    search = ((lambda: []) if question_vector is None
-              else functools.partial(backend.vector_hits, question_vector, graph, vector_k))
+    search = list if question_vector is None else functools.partial(backend.vector_hits, question_vector, graph,
+                                                                     vector_k)
     return LinkResult(exact=exact_keys, exact_mentions=[first_match[key].mention.text for key in exact_keys],
                       exact_probabilities=[None if prior is None else prior.probability(first_match[key].mention.tokens)
                                            for key in exact_keys],

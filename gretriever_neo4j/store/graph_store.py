@@ -149,11 +149,12 @@ class GraphStore:
         with self._driver.session(database=self.database) as session:
             session.run(*_statement(name, params)).consume()
 
-    def ensure_vector_indexes(self, dim: int) -> None:
+    def ensure_vector_indexes(self, dim: int, node_build: Mapping[str, Any] = NODE_INDEX_BUILD) -> None:
+        """Creates the vector indexes if missing; `node_build`: the node index's HNSW settings."""
         # Unquantised: exact scores keep the Neo4j path equal to the in-memory reference.
         config = {"vector.dimensions": int(dim), "vector.similarity_function": "cosine",
                   "vector.quantization.enabled": False}
-        self.write("schema_node_vector_index", options={"indexConfig": {**config, **NODE_INDEX_BUILD}})
+        self.write("schema_node_vector_index", options={"indexConfig": {**config, **node_build}})
         self.write("schema_relation_vector_index", options={"indexConfig": config})
 
     def node_index_outdated(self) -> bool:
@@ -165,11 +166,11 @@ class GraphStore:
                 return any(config.get(key) != value for key, value in NODE_INDEX_BUILD.items())
         return False
 
-    def rebuild_node_index(self, dim: int, seconds: int = 3600) -> None:
-        """Drops the node vector index and builds it again with this version's settings, waiting until it is
-        online (the nodes' vectors stay; until then vector seeds are not found)."""
+    def rebuild_node_index(self, dim: int, build: Mapping[str, Any] = NODE_INDEX_BUILD, seconds: int = 3600) -> None:
+        """Drops the node vector index and builds it again with `build` (this version's settings), waiting until it
+        is online (the nodes' vectors stay; until then vector seeds are not found)."""
         self.write("schema_drop_node_vector_index")
-        self.ensure_vector_indexes(dim)
+        self.ensure_vector_indexes(dim, build)
         self.await_indexes(seconds)
 
     def _clear_embeddings(self, batch: int = 10_000) -> None:

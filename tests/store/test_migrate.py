@@ -76,11 +76,7 @@ def test_a_node_index_built_with_neo4j_defaults_is_rebuilt_and_finds_the_same_se
     ingest([_kg(graph)], store, embedder.embed, dataset=graph)
     dim = store.embedder_info()[1]
     vector = embedder.embed(["who directed film 4"])[0]
-    # what an earlier gqa built: Neo4j's default HNSW settings (ef_construction 100)
-    store.write("schema_drop_node_vector_index")
-    store.write("schema_node_vector_index", options={"indexConfig": {
-        "vector.dimensions": dim, "vector.similarity_function": "cosine", "vector.quantization.enabled": False}})
-    store.await_indexes()
+    store.rebuild_node_index(dim, build={})  # what an earlier gqa built: Neo4j's default HNSW settings (ef 100)
     assert store.node_index_outdated()
     before = _best(store.seed_nodes(vector, 5, graph), 5)
 
