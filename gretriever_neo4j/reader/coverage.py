@@ -86,6 +86,7 @@ import numpy as np
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import (
+    BACKWARD,
     CATEGORY_WORDS,
     FORWARD,
     asks_for_a_category,
@@ -147,6 +148,15 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"famous", "profession", "occupation", "job", "career"}),
                  frozenset({"locate", "containedby"}),
                  frozenset({"base", "headquarter", "headquarters", "hq"}))
+# Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
+# students" over `doctoral advisor`, "who are X's children" over Freebase's `parents`). Such a word names the
+# relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation
+# names (the head where its text names its head, "parent of"; else the tail).
+INVERSE_ROLES = ((frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"})),
+                 (frozenset({"advisor", "adviser", "supervisor", "mentor", "teacher", "tutor"}),
+                  frozenset({"student", "pupil", "mentee", "protege", "advisee", "supervisee"})),
+                 (frozenset({"manager", "boss", "supervisor", "superior"}), frozenset({"subordinate"})))
+INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
@@ -311,6 +321,8 @@ def _stem_match(a: str, b: str) -> bool:
         return True
     if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
         return True
+    if _inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`
+        return True
     if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True
     # A stem is most of the shorter word ("director" / `directed`, "home" / `home ground`), not any four letters
@@ -320,6 +332,24 @@ def _stem_match(a: str, b: str) -> bool:
     return (common >= max(STEM, min(len(a), len(b)) - 2)
             or any(len(lemma) >= STEM and lemma in b for lemma in lemmas_a if len(b) > len(lemma))
             or any(len(lemma) >= STEM and lemma in a for lemma in lemmas_b if len(a) > len(lemma)))
+
+
+def _inverse_roles(lemmas_a: frozenset[str], lemmas_b: frozenset[str]) -> bool:
+    return any((lemmas_a & one and lemmas_b & other) or (lemmas_a & other and lemmas_b & one)
+               for one, other in INVERSE_ROLES)
+
+
+def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
+    """Relations a question word names by the inverse of the role the relation's own name says ("students" /
+    `doctoral advisor`), with the direction a step along each must take to reach that word's side: backward where
+    the name says the tail's role (`doctoral advisor`, `parents`), forward where it says the head's (`parent of`)."""
+    lemmas = [word_lemmas(w) for w in words]
+    out = {}
+    for r, text in enumerate(relation_texts):
+        own = [word_lemmas(part) for part in content_words(own_name(text))]
+        if any(_inverse_roles(q, o) for q in lemmas for o in own):
+            out[r] = FORWARD if names_its_head(text) else BACKWARD
+    return out
 
 
 def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.ndarray:
@@ -468,6 +498,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]
     heads_named = [names_its_head(t) for t in relation_texts] if asks_who else []
+    inverse = inverse_named(words, relation_texts)
     relations = vectors(humanized)
     gram_relation = np.maximum(vectors(grams) @ relations.T,
                                LEXICAL * same_stems(grams, relation_texts, kept))  # (G, R)
@@ -512,7 +543,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # The relation the head noun may name: the last, where the walk ends on what it names: its tail forward,
         # its head backward where the noun is the one who does what the relation says ("which players are in X":
         # `<plays for`; not "which country is X in": `<located in`, the things located in X)
-        typed = int(last_relation) if last_direction == FORWARD or int(last_relation) in agents else -1
+        if int(last_relation) in inverse:  # "which students did X supervise": `<advisor`, not `advisor>`
+            typed = int(last_relation) if last_direction == inverse[int(last_relation)] else -1
+        else:
+            typed = int(last_relation) if last_direction == FORWARD or int(last_relation) in agents else -1
         key = (tuple(ids), typed if head_grams else -1)
         if key not in named_by:
             if head_grams and typed not in typed_named:
@@ -524,7 +558,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if head_row is not None:
             explained[head_row] = covered[head_row, typed] if typed >= 0 else covered[head_row].mean()
         first[i] = explained.mean() + precision - hop_cost * max(hops - 1, 0)
-        if asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]:
+        if inverse and not round_trips(signatures[s]):
+            first[i] -= INVERSE_COST * sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])
+        if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
+                and inverse.get(int(last_relation)) != last_direction):
             first[i] -= WHO_BACKWARD_COST
         if (asks_for_a_name and (s in value_ends or s in unnamed_ends)) or (asks_who and s in place_ends):
             first[i] -= VALUE_COST

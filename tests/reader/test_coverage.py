@@ -421,3 +421,17 @@ def test_a_which_question_prefers_walks_ending_near_its_noun(vectors):
     assert list(coverage_scores("who written X", None, [first, second], relations, vectors, end_vectors=ends)) == \
         list(coverage_scores("who written X", None, [first, second], relations, vectors))
 
+
+
+def test_a_role_word_names_the_relation_of_its_inverse_role_backwards(vectors):
+    # "X's doctoral students" are those whose doctoral advisor is X; "X's children" those whose parents include X
+    forward, backward = ((0, FORWARD),), ((0, BACKWARD),)
+    assert coverage.inverse_named(["doctoral", "students"], ["doctoral advisor", "employer"]) == {0: BACKWARD}
+    assert coverage.inverse_named(["children"], ["people.person.parents"]) == {0: BACKWARD}
+    assert coverage.inverse_named(["children"], ["parent of"]) == {0: FORWARD}  # the head is the parent
+    assert coverage.inverse_named(["advisor"], ["doctoral advisor"]) == {}  # the relation's own role
+    assert _best_of("who were X doctoral students", [forward, backward], ["doctoral advisor"], vectors) == backward
+    assert _best_of("who was X doctoral advisor", [forward, backward], ["doctoral advisor"], vectors) == forward
+    assert _best_of("who are the children of X", [forward, backward], ["parent of"], vectors) == forward
+    assert _best_of("which students did X supervise", [forward, backward, ((1, FORWARD),)],
+                    ["advisor", "employer"], vectors) == backward

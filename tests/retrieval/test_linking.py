@@ -274,3 +274,34 @@ def test_the_vector_ranking_is_asked_for_only_when_no_usable_exact_match_is_foun
     result = link_seeds("what state does romney live in", question, unnamed, None, k=2)
     assert result.preferred(1) and unnamed.vector_queries == 1
     assert result.fused and result.guessed and unnamed.vector_queries == 1  # asked once, then kept
+
+
+def test_a_fuller_name_the_question_says_more_of_replaces_the_shorter_exact_match_inside_it():
+    kg = _kg([("William Henry Harrison", "government.us_president.vice_president", "John Tyler"),
+              ("William Henry Harrison", "people.person.place_of_birth", "Charles City County"),
+              ("Henry", "common.topic.notable_types", "Given name")])
+    result = link_seeds("who became president when henry harrison died", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["William Henry Harrison"]  # "henry harrison", in order; `Henry` lay inside it
+    assert result.preferred() == ["William Henry Harrison"]
+
+
+@pytest.mark.parametrize("question, triples, expected", [
+    # the longer mention says no more content words than the exact match: "of china" is just "china"
+    ("what is the primary language of china", [("China", "languages_spoken", "Mandarin"),
+                                               ("China", "capital", "Beijing"),
+                                               ("Government of China", "jurisdiction", "China")], "China"),
+    # the question says too little of the fuller name (a long title that happens to hold the words)
+    ("where president obama was born", [("Barack Obama", "place_of_birth", "Honolulu"),
+                                        ("Obama", "type", "Surname"),
+                                        ("Countdown of 2011: No. 2 President Obama", "subject", "Barack Obama"),
+                                        ("Countdown of 2011: No. 2 President Obama", "genre", "List")], "Obama"),
+    # the fuller name is less connected than the name written out whole
+    ("what was queen elizabeth ii childhood nickname", [("Elizabeth II", "parents", "George VI"),
+                                                        ("Elizabeth II", "spouse", "Prince Philip"),
+                                                        ("Coronation of Queen Elizabeth II", "date", "1953")],
+     "Elizabeth II"),
+])
+def test_a_fuller_name_does_not_replace_an_exact_match_when_it_is_not_what_the_question_says(question, triples,
+                                                                                             expected):
+    result = link_seeds(question, None, InMemoryLinking(_kg(triples)), None, k=2)
+    assert result.exact[0] == expected
