@@ -558,7 +558,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if head_row is not None:
             explained[head_row] = covered[head_row, typed] if typed >= 0 else covered[head_row].mean()
         first[i] = explained.mean() + precision - hop_cost * max(hops - 1, 0)
-        if inverse and not round_trips(signatures[s]):
+        trips = round_trips(signatures[s])
+        if inverse and not trips:
             first[i] -= INVERSE_COST * sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])
         if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
                 and inverse.get(int(last_relation)) != last_direction):
@@ -573,7 +574,6 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if category and (tuple(signatures[s][-1]) in categorical if categorical
                          else s in unnamed_ends and s not in value_ends):
             first[i] += CATEGORY_GAIN
-        trips = round_trips(signatures[s])
         if trips:
             first[i] += ROUND_TRIP if sharing or trips & twice else -ROUND_TRIP
     order = np.argsort(-first, kind="stable")

@@ -408,7 +408,8 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
     backend = _backend(store_like)
     mentions = candidate_mentions(strip_topic_markers(question), max_n)
     hits = backend.mention_hits([m.text for m in mentions], graph, hits_per_mention) if mentions else []
-    maximal = _maximal(_exact_matches(mentions, hits) + _fuller_names(mentions, hits))
+    exact_matches = _exact_matches(mentions, hits)
+    maximal = _maximal(exact_matches + _fuller_names(mentions, hits, exact_matches))
     relation_words = ((backend.relation_words(graph) if hasattr(backend, "relation_words") else frozenset())
                       if maximal or (prior is None and question_vector is not None) else frozenset())
     exact = _order_exact(maximal, prior, relation_words)
@@ -476,7 +477,8 @@ def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[E
 FULLER_SAID = 0.5  # of a fuller name's content words, the question says at least this share
 
 
-def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]]) -> list[ExactMatch]:
+def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matches: list[ExactMatch]
+                  ) -> list[ExactMatch]:
     """A longer name that the question says more of than of a name it writes out whole: "who became president
     when henry harrison died" means `William Henry Harrison` (the words "henry harrison" in that order), not the
     node `Henry` its one word names exactly. For each mention that holds a shorter exact match, is no node's whole
@@ -487,10 +489,10 @@ def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]]) -> list[Ex
     Measured on the 1,628 WebQSP test questions: the topic entity first for 1,409 -> 1,416 (8 gained, 1 lost:
     "the president of the european union" now links `President of the European Commission` first)."""
     exact: dict[tuple[int, int], tuple[int, int]] = {}  # span -> (content words, most edges of a node named so)
-    for m, per in zip(mentions, hits):
-        degrees = [hit.degree for hit in per if analyzer_tokens(hit.text) == m.tokens]
-        if degrees:
-            exact[(m.start, m.end)] = (_content_words(m.tokens), max(degrees))
+    for match in exact_matches:
+        span = (match.mention.start, match.mention.end)
+        words = _content_words(match.mention.tokens)
+        exact[span] = (words, max(match.degree, exact.get(span, (words, 0))[1]))
     question_words = [t for m in mentions if m.words == 1 for t in m.tokens if t not in STOP_WORDS]
     out = []
     for mention, per_mention in zip(mentions, hits):
