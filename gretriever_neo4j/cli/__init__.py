@@ -20,9 +20,10 @@ def main() -> None:
     import click
     import typer
 
-    from gretriever_neo4j import quiet
+    from gretriever_neo4j import quiet, threads
 
     quiet.request()
+    threads.one_blas_thread()
     if "--verbose" in sys.argv[1:]:  # logging is set up before the options are parsed
         os.environ["GQA_VERBOSE"] = "1"
     quiet.configure_logging()

@@ -87,11 +87,25 @@ class PreparedRows:
         q64 = q.astype(np.float64)
         norms = self.norms * max(float(np.linalg.norm(q64)), COSINE_EPS)
         if len(self.rows) <= EXACT_TOP:
-            return self.rows.astype(np.float64) @ q64 / norms
+            return _float64_dots(self.rows, None, q64) / norms
         scores = (self.rows @ q).astype(np.float64) / norms
         top = np.argpartition(-scores, EXACT_TOP)[:EXACT_TOP]
-        scores[top] = self.rows[top].astype(np.float64) @ q64 / norms[top]
+        scores[top] = _float64_dots(self.rows, top, q64) / norms[top]
         return scores
+
+
+_DOT_BLOCK = 512  # rows converted to float64 at a time: 1.5 MB, in cache (all 4,096 at once: 3x slower)
+
+
+def _float64_dots(rows: np.ndarray, which: np.ndarray | None, q64: np.ndarray) -> np.ndarray:
+    """`rows[which].astype(float64) @ q64` (every row when `which` is None), a block of rows at a time: each
+    row's dot product is summed as in one product, so the result is the same to the last bit."""
+    count = len(rows) if which is None else len(which)
+    out = np.empty(count, dtype=np.float64)
+    for start in range(0, count, _DOT_BLOCK):
+        block = rows[start:start + _DOT_BLOCK] if which is None else rows[which[start:start + _DOT_BLOCK]]
+        out[start:start + len(block)] = block.astype(np.float64) @ q64
+    return out
 
 
 def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

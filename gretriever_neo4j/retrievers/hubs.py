@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,6 +86,18 @@ class Hub:
                                                        columns["edge_id"][i]))
         return [{**{name: columns[name][i] for name in _COLUMNS}, "edge_cos": float(edge_cos[i]),
                  "neighbour_cos": float(neighbour_cos[i])} for i in order[:limit]]
+
+    def within(self, inside: Collection[str], relation_cos: Mapping[str, float]) -> list[dict[str, Any]] | None:
+        """Every incident edge whose far end is in `inside`, unordered, as `GraphStore.incident_edges_within` lists
+        them (with `edge_cos`); None when an edge text has no known cosine."""
+        edge_text_cos = [relation_cos.get(text) for text in self.texts]
+        if any(c is None for c in edge_text_cos):
+            return None
+        edge_cos = [cos_of_score((1.0 + c) / 2.0) for c in edge_text_cos]
+        columns = self.columns
+        return [{"edge_id": columns["edge_id"][i], "src": columns["src"][i], "dst": columns["dst"][i],
+                 "text": columns["text"][i], "neighbour": neighbour, "edge_cos": edge_cos[self.text_index[i]]}
+                for i, neighbour in enumerate(columns["neighbour"]) if neighbour in inside]
 
     def __len__(self) -> int:
         return len(self.text_index)

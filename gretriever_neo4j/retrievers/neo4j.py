@@ -174,8 +174,16 @@ class StaticRetriever:
             unscored = [key for key in within if key not in nodes]
             nodes.update({key: (row["text"], row["cos"], row["ref"])
                           for key, row in self.store.scored_nodes(graph, unscored, vector).items()})
-            rows = self.store.incident_edges_within(graph, frontier, [k for k in within if k in nodes], vector,
-                                                    relation_cos)
+            inside = [k for k in within if k in nodes]
+            rows = {}
+            if keep_hubs:  # a hub's edges are all held: those that stay inside are picked here, not read again
+                inside_set = set(inside)
+                for key, hub in self.hubs.held(graph, version, frontier).items():
+                    listed = hub.within(inside_set, relation_cos)
+                    if listed is not None:
+                        rows[key] = listed
+            rows.update(self.store.incident_edges_within(graph, [key for key in frontier if key not in rows],
+                                                         [nodes[key][2] for key in inside], vector, relation_cos))
             return {key: ranked(listed, lambda e: nodes[e["neighbour"]][1]) for key, listed in rows.items()}
 
         node_keys, edge_ids = expand(seeds, params.hops, params.fanout, params.max_nodes, params.max_edges, incident,

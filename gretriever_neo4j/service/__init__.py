@@ -68,11 +68,12 @@ def check_bind(config: ServiceConfig) -> None:
 def serve(config: ServiceConfig, settings) -> None:
     import uvicorn
 
-    from gretriever_neo4j import quiet
+    from gretriever_neo4j import quiet, threads
     from gretriever_neo4j.service.app import create_app
 
     check_bind(config)
     quiet.configure_logging()
+    threads.one_blas_thread()
     runtime = build_runtime(config, settings)
     try:
         uvicorn.run(create_app(runtime), host=config.host, port=config.port, log_level="warning",

@@ -307,14 +307,16 @@ class GraphStore:
             return {}
         return {row["key"]: row for row in self.read("hub_incident", graph=graph, keys=list(keys))}
 
-    def incident_edges_within(self, graph: str, frontier: Sequence[str], within: Sequence[str], vector: np.ndarray,
+    def incident_edges_within(self, graph: str, frontier: Sequence[str], within_refs: Sequence[str],
+                              vector: np.ndarray,
                               relation_cos: Mapping[str, float] | None = None) -> dict[str, list[dict[str, Any]]]:
-        """For each frontier node: every incident edge whose other end is in `within`, unordered, with the cosine
-        of its text (`cypher/neighbourhood_within`); the caller knows the nodes' cosines."""
+        """For each frontier node: every incident edge whose other end is one of the nodes `within_refs` names (by
+        element id), unordered, with the cosine of its text (`cypher/neighbourhood_within`); the caller knows the
+        nodes' cosines."""
         if not frontier:
             return {}
         scores = None if relation_cos is None else {t: (1.0 + float(c)) / 2.0 for t, c in relation_cos.items()}
-        rows = self.read("neighbourhood_within", graph=graph, frontier=list(frontier), within=list(within),
+        rows = self.read("neighbourhood_within", graph=graph, frontier=list(frontier), within=list(within_refs),
                          vector=vectors_param(np.asarray(vector)[None, :])[0], relation_scores=scores)
         return {row["key"]: [{**e, "edge_cos": cos_of_score(e["edge_score"])} for e in row["incident"]]
                 for row in rows}

@@ -5,6 +5,7 @@ the reference path, are in tests/retrievers/test_retriever.py (`test_neo4j_path_
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from gretriever_neo4j.retrievers.hubs import Hub, HubReads
 
@@ -38,6 +39,14 @@ def test_the_best_edges_by_text_and_far_end_cosines_with_ties_kept_in_key_order(
     twins = Hub.from_row({**_row("t", 2), "incident": [{**e, "neighbour_embedding": [1.0, 1.0]}
                                                       for e in _row("t", 2, texts=("x",))["incident"]]})
     assert [e["neighbour"] for e in twins.best(question, {"x": 0.1}, 1)] == ["t-s0"]  # a tie: the smaller key
+
+
+def test_the_edges_that_stay_inside_the_visited_nodes_with_their_text_cosines():
+    hub = Hub.from_row(_row("h", 6))
+    inside = hub.within({"h-s1", "h-s4", "elsewhere"}, {"likes": 0.5, "knows": 0.0})
+    assert [(e["neighbour"], e["text"]) for e in inside] == [("h-s1", "knows"), ("h-s4", "likes")]
+    assert inside[1]["edge_cos"] == pytest.approx(0.5) and inside[0]["edge_cos"] == pytest.approx(0.0, abs=1e-12)
+    assert hub.within({"h-s1"}, {"likes": 0.5}) is None  # a text with no known cosine: Cypher scores it
 
 
 def test_a_hub_is_read_once_and_let_go_when_the_graph_version_moves():

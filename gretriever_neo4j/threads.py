@@ -1,0 +1,26 @@
+"""Numpy's BLAS on one thread, in the processes that answer questions (the CLI's and the service's entry points).
+
+A question's work is a handful of small products (one question against a graph's vectors) between ONNX Runtime's
+and torch's own thread pools. OpenBLAS's second thread then only spins against theirs on a 2-core machine: the
+warm served retrieval measured 29-34 ms p50 with two BLAS threads and 21 ms with one, the learned one 49 and 30
+(bench/results/serve.json). A server runs several questions at once, each on its own thread, so one BLAS thread
+per product loses nothing there either. A user's OPENBLAS_NUM_THREADS is left as set.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_VARIABLE = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    if _VARIABLE in os.environ:
+        return
+    if "numpy" not in sys.modules:  # numpy reads the variable when it loads its OpenBLAS
+        os.environ[_VARIABLE] = "1"
+        return
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
