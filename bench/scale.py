@@ -194,6 +194,7 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from gretriever_neo4j import threads
     from gretriever_neo4j.artifacts.registry import legacy_retriever, load_trained
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.ingest.graphs import ingest
@@ -204,6 +205,7 @@ def main() -> int:
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 
+    threads.one_blas_thread()  # as `gqa serve` and `gqa ask` run: the in-memory latencies are theirs
     console = Console(width=200)
     embedder = Embedder()
     base = kb_triples(args.data / "kb.txt")

@@ -1,4 +1,5 @@
-"""Loader records -> embeddings -> Neo4j, in batches that are transactions.
+"""Loader records -> embeddings -> Neo4j, in batches of two transactions each: nodes and relation texts (with
+their vectors), then the edges between them.
 
 `sync`: the stored graph is made equal to the source (`SourceIndex`): what the source no longer holds is
 deleted afterwards, in batches.
