@@ -4,7 +4,8 @@ A question's work is a handful of small products (one question against a graph's
 and torch's own thread pools. OpenBLAS's second thread then only spins against theirs on a 2-core machine: the
 warm served retrieval measured 29-34 ms p50 with two BLAS threads and 21 ms with one, the learned one 49 and 30
 (bench/results/serve.json). A server runs several questions at once, each on its own thread, so one BLAS thread
-per product loses nothing there either. A user's OPENBLAS_NUM_THREADS is left as set.
+per product loses nothing there either; a product too large for one core (a 10x MetaQA graph's 423k rows: 62 ms
+on one, 41 on two) is split over threads by `retrieval.seeds`. A user's OPENBLAS_NUM_THREADS is left as set.
 """
 
 from __future__ import annotations
@@ -24,3 +25,10 @@ def one_blas_thread() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+    os.environ[_VARIABLE] = "1"  # for `blas_on_one_thread`, and child processes
+
+
+def blas_on_one_thread() -> bool:
+    """Whether numpy's BLAS runs one thread here, so that a large product may be split over threads of ours
+    (`retrieval.seeds`) without running two BLAS threads per core."""
+    return os.environ.get(_VARIABLE) == "1"

@@ -126,3 +126,22 @@ def test_prepared_rows_score_the_best_rows_exactly_and_copy_no_node_vectors():
     assert np.array_equal(got[best], want[best])  # seeds and prizes come from here: exact
     assert np.abs(got - want).max() < 1e-5  # the rest: float32 products
     assert got[7] == got[3]
+
+
+@pytest.mark.parametrize("one_thread", [True, False])
+def test_a_large_product_split_over_threads_equals_one_product(monkeypatch, one_thread):
+    """Where numpy's BLAS runs one thread (`threads.one_blas_thread`), a graph of many rows is scored in parts on
+    several threads; the parts are the same numbers as one product, and `PreparedRows` ranks as before."""
+    from gretriever_neo4j.retrieval import seeds
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1" if one_thread else "2")
+    monkeypatch.setattr(seeds.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(seeds, "_parts", None)
+    rng = np.random.default_rng(9)
+    matrix = rng.normal(size=(seeds._SPLIT_ROWS + 1001, 8)).astype(np.float32)
+    query = rng.normal(size=8).astype(np.float32)
+    assert np.array_equal(seeds._float32_dots(matrix, query), matrix @ query)
+    assert (seeds._parts is not None) == one_thread  # split only where BLAS would not spread it itself
+    got, want = seeds.PreparedRows(matrix).cosine(query), seeds.cosine_to_query(matrix, query)
+    best = np.argsort(-want)[:seeds.EXACT_TOP - 1]
+    assert np.array_equal(got[best], want[best])
