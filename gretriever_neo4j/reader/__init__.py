@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from gretriever_neo4j.reader.constraints import narrowed
+from gretriever_neo4j.reader.constraints import joined, narrowed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
 from gretriever_neo4j.reader.paths import (
@@ -248,6 +248,7 @@ class ZeroShotReader:
             probabilities = np.zeros(view.num_nodes)
         probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ~opaque & ~unnamed,
                                  ZERO_SHOT_THRESHOLD)
+        probabilities = joined(view, anchors, node_scores, probabilities, opaque, ZERO_SHOT_THRESHOLD)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         degree = np.bincount(np.concatenate([view.src, view.dst]).astype(np.int64), minlength=view.num_nodes)
         tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree)

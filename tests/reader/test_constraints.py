@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gretriever_neo4j.reader import ZeroShotReader
-from gretriever_neo4j.reader.constraints import constraint_nodes, linked_answers
+from gretriever_neo4j.reader.constraints import constraint_nodes, joined, linked_answers
 from gretriever_neo4j.reader.coverage import FUNCTION_WORDS
 from gretriever_neo4j.reader.paths import SubgraphView
 
@@ -57,3 +57,31 @@ def test_the_zero_shot_reader_answers_the_actor_of_the_character_named():
     plain = reader.read("which actor plays in ghost rider", sub, [0], embed(["which actor plays in X"])[0],
                         embed(["which actor plays in ghost rider"])[0])
     assert sorted(sub.node_texts[n] for n in plain.answers) == ["Eva Mendes", "Nicolas Cage"]
+
+
+def test_a_performance_next_to_both_anchors_is_the_answer_however_the_walks_rate_it():
+    sub = view()
+    scores = np.full(len(NODES), -np.inf)
+    scores[[3, 4]] = [0.1, 0.9]  # Nicolas Cage's walk rates far higher; Eva Mendes plays Roxanne in Ghost Rider
+    probabilities = np.where(np.isfinite(scores), np.exp(np.minimum(scores - 0.9, 0) / 0.05), 0.0)
+    chosen = joined(sub, [0, 5], scores, probabilities, OPAQUE, 0.999, margin=0.0)
+    assert list(np.flatnonzero(chosen >= 0.999)) == [3]
+    assert joined(sub, [0], scores, probabilities, OPAQUE, 0.999) is probabilities  # one anchor: no join
+
+
+def test_a_node_linked_to_both_anchors_replaces_the_answer_within_the_margin():
+    # two films of a director; one of them stars the actor named too (through a performance)
+    nodes = ["Director", "Actor", "Film One", "Film Two", "m.0perf"]
+    edges = [(2, 0, 0), (3, 0, 0), (2, 1, 4), (4, 2, 1)]
+    relations = ["film.film.directed_by", "film.film.starring", "film.performance.actor"]
+    embedder = FakeEmbedder()
+    sub = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                       src=np.asarray([e[0] for e in edges]), dst=np.asarray([e[2] for e in edges]),
+                       relation=np.asarray([e[1] for e in edges]), relation_texts=relations,
+                       relation_vectors=embedder.embed(relations))
+    opaque = np.asarray([text.startswith("m.0") for text in nodes])
+    scores = np.asarray([-np.inf, -np.inf, 0.6, 0.7, -np.inf])  # the walks rate Film Two higher
+    probabilities = np.where(np.isfinite(scores), np.exp(np.minimum(scores - 0.7, 0) / 0.05), 0.0)
+    assert list(np.flatnonzero(joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.2) >= 0.999)) \
+        == [2]
+    assert joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.05) is probabilities  # too far below
