@@ -68,13 +68,13 @@ class Hub:
         edge text has no known cosine."""
         if not len(self):
             return []
-        edge_text_cos = [relation_cos.get(text) for text in self.texts]
-        if any(c is None for c in edge_text_cos):
+        text_cos = self._text_cos(relation_cos)
+        if text_cos is None:
             return None
         # In float64, as the reference path computes it (`seeds.cosine_to_query`): the scores rounded for ranking
-        # then tie where its scores tie (float32 did not). An edge's text cosine makes the round trip Cypher's does.
+        # then tie where its scores tie (float32 did not).
         neighbour_cos = (self.neighbours @ unit_question) * self.inverse_norms
-        edge_cos = np.asarray([cos_of_score((1.0 + c) / 2.0) for c in edge_text_cos])[self.text_index]
+        edge_cos = np.asarray(text_cos)[self.text_index]
         total = edge_cos + neighbour_cos
         if len(total) > limit:
             cut = np.partition(total, len(total) - limit)[len(total) - limit]
@@ -90,14 +90,21 @@ class Hub:
     def within(self, inside: Collection[str], relation_cos: Mapping[str, float]) -> list[dict[str, Any]] | None:
         """Every incident edge whose far end is in `inside`, unordered, as `GraphStore.incident_edges_within` lists
         them (with `edge_cos`); None when an edge text has no known cosine."""
-        edge_text_cos = [relation_cos.get(text) for text in self.texts]
-        if any(c is None for c in edge_text_cos):
+        text_cos = self._text_cos(relation_cos)
+        if text_cos is None:
             return None
-        edge_cos = [cos_of_score((1.0 + c) / 2.0) for c in edge_text_cos]
         columns = self.columns
         return [{"edge_id": columns["edge_id"][i], "src": columns["src"][i], "dst": columns["dst"][i],
-                 "text": columns["text"][i], "neighbour": neighbour, "edge_cos": edge_cos[self.text_index[i]]}
+                 "text": columns["text"][i], "neighbour": neighbour, "edge_cos": text_cos[self.text_index[i]]}
                 for i, neighbour in enumerate(columns["neighbour"]) if neighbour in inside]
+
+    def _text_cos(self, relation_cos: Mapping[str, float]) -> list[float] | None:
+        """Each of `texts`' cosine to the question after the round trip Cypher's score makes ((1 + cos) / 2 and
+        back); None when one has no known cosine."""
+        known = [relation_cos.get(text) for text in self.texts]
+        if any(c is None for c in known):
+            return None
+        return [cos_of_score((1.0 + c) / 2.0) for c in known]
 
     def __len__(self) -> int:
         return len(self.text_index)
