@@ -21,10 +21,10 @@ right 6.5% of the time. A signature here scores as
 Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of the relation's own name share a
 stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
 ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`, "famous" /
-`profession`, "located" / `containedby`, "based" / `headquartered in`, and in "where is X from" "from" / `place
-of birth`), or are a noun for what contains places and `located` or `contains` ("what country was X born in" /
-`located in`: `CONTAINERS`). A stem is most of the shorter word, not any four letters it starts with ("companies"
-does not name `competes with`). A named hop
+`profession`, "located" / `containedby`, "based" / `headquartered in`, "border" / Freebase's `adjoins`, and in
+"where is X from" "from" / `place of birth`), or are a noun for what contains places and `located` or `contains`
+("what country was X born in" / `located in`: `CONTAINERS`). A stem is most of the shorter word, not any four
+letters it starts with ("companies" does not name `competes with`). A named hop
 beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
 a signature whose last step runs against an edge's direction (what points at the way so far) costs
 `WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films) — unless the
@@ -147,7 +147,8 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
                  frozenset({"famous", "profession", "occupation", "job", "career"}),
                  frozenset({"locate", "containedby"}),
-                 frozenset({"base", "headquarter", "headquarters", "hq"}))
+                 frozenset({"base", "headquarter", "headquarters", "hq"}),
+                 frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}))
 # Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
 # students" over `doctoral advisor`, "who are X's children" over Freebase's `parents`). Such a word names the
 # relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation

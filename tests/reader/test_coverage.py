@@ -232,6 +232,15 @@ def test_a_stem_is_most_of_a_word_not_any_four_letters_it_starts_with():
                                                     [0, 0, 0, 0, 0, 0, 0, 0, 1]]  # where a company is "based"
 
 
+def test_border_names_freebase_adjoins():
+    """MiniLM rates "border" far from Freebase's `adjoin_s` ("what countries border Argentina" had gone to the
+    countries of its form of government)."""
+    from gretriever_neo4j.reader.coverage import same_stems
+
+    relations = ["location.location.adjoin_s", "location.adjoining_relationship.adjoins", "location.location.contains"]
+    assert same_stems(["border", "borders", "neighbours"], relations).tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 0]]
+
+
 def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
     from gretriever_neo4j.reader.coverage import same_stems
 

@@ -1,0 +1,68 @@
+"""Which of the answers the walks rate alike comes first: a person reads the first of a list as *the* answer.
+
+- `time_order`: "when was the *last* time the Bruins went to the Stanley Cup" is answered by the finals whose name
+  says the latest year ("2013 Stanley Cup Finals" before "1941 Stanley Cup Finals"); "first", "earliest" by the
+  earliest; "in 2012" by the answers whose names say 2012. Only names are read: a graph whose edges carry no dates
+  (a Freebase CVT's dates are not in WebQSP's evidence) still names seasons, finals and elections by their years.
+- `kind_similarity`: "what *college* did X go to" puts the colleges among the schools first: the answers nearest
+  the noun the question opens with (`coverage.wh_head`), not those nearest the whole question, which is mostly
+  the anchor's name.
+
+Pure functions over node texts and vectors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
+LATEST_WORDS = frozenset({"last", "latest", "recent", "recently", "newest", "lately"})
+EARLIEST_WORDS = frozenset({"first", "earliest", "oldest", "originally", "debut"})
+
+
+def years(text: str) -> list[int]:
+    """The years a name says ("2000–01 FA Cup": 2000; "Super Bowl XLVII": none)."""
+    return [int(y) for y in YEAR.findall(text)]
+
+
+def time_order(question_tokens: Sequence[str], texts: Sequence[str], candidates: Sequence[int]) -> np.ndarray | None:
+    """Per node, a key in [0, 1] by which the `candidates` are ordered in time as the question asks (1 first), or
+    None where it asks for no order. A year the question names ("who won the cup in 2011") puts the answers
+    naming it first; "last"/"latest" the latest year first; "first"/"earliest" the earliest. Only where two
+    candidates or more are given and every one names a year."""
+    tokens = set(question_tokens)
+    asked = {int(t) for t in tokens if YEAR.fullmatch(t)}
+    latest, earliest = bool(tokens & LATEST_WORDS), bool(tokens & EARLIEST_WORDS)
+    if not asked and latest == earliest:  # no order asked for, or both ("first ... last")
+        return None
+    named = {c: years(texts[c]) for c in candidates}
+    if len(named) < 2 or not all(named.values()):
+        # Some answers name no year ("Super Bowl XLIII" beside "2011 AFC Championship Game"): their order in time
+        # is unknown, and putting them last answered WebQSP's "last time the Steelers won" wrong.
+        return None
+    key = np.zeros(len(texts))
+    if asked:
+        hits = {c for c, ys in named.items() if asked & set(ys)}
+        if not hits or len(hits) == len(named):
+            return None
+        key[sorted(hits)] = 1.0
+        return key
+    span = {c: (max(ys) if latest else min(ys)) for c, ys in named.items()}
+    low, high = min(span.values()), max(span.values())
+    if low == high:
+        return None
+    for c, y in span.items():
+        key[c] = ((y - low) / (high - low) if latest else (high - y) / (high - low))
+    return key
+
+
+def kind_similarity(head_vector: np.ndarray | None, node_vectors: np.ndarray) -> np.ndarray:
+    """Per node, the cosine of its vector with the head noun's (zeros without one)."""
+    if head_vector is None or node_vectors.size == 0:
+        return np.zeros(len(node_vectors))
+    head = np.asarray(head_vector, np.float32).reshape(-1)
+    norms = np.linalg.norm(node_vectors, axis=1) * max(float(np.linalg.norm(head)), 1e-12)
+    return (node_vectors @ head) / np.maximum(norms, 1e-12)
