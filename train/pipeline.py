@@ -241,8 +241,9 @@ class _PathsAsLearned:
 
     def __init__(self, kg, embedder):
         from ..retrieval.relation_paths import PathRetriever
+        from ..retrievers.paths import named_by_words
 
-        self.paths = PathRetriever(kg, _embed_fn(embedder))
+        self.paths = PathRetriever(kg, _embed_fn(embedder), relation_naming=named_by_words)  # as `gqa ask` has it
 
     def retrieve(self, text, vector):
         return self.paths.retrieve(text, vector)

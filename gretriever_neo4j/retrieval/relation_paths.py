@@ -423,9 +423,11 @@ class PathRetrieval:
 
 
 def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relations: RelationTexts,
-                   config: PathConfig = PathConfig(), round_trip_gain: float | None = None) -> PathRetrieval:
+                   config: PathConfig = PathConfig(), round_trip_gain: float | None = None,
+                   named: Callable[[list[str]], np.ndarray] | None = None) -> PathRetrieval:
     """The beam over a GraphSource from seed node ids, scored against `question_vector` (the question with its
-    entities masked), and the chosen edges and nodes (seeds first); `round_trip_gain` as in `beam_paths`."""
+    entities masked), and the chosen edges and nodes (seeds first); `round_trip_gain` as in `beam_paths`;
+    `named(relation texts)`: per text, a similarity the step has at least (`PathRetriever.relation_naming`)."""
     started = time.perf_counter()
     texts_of = source_relation_texts(source)
     similarity_cache: dict[int, float] = {}
@@ -434,7 +436,10 @@ def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relat
         ids = np.asarray(ids, dtype=np.int64)
         missing = [i for i in dict.fromkeys(ids.tolist()) if i not in similarity_cache]
         if missing:
-            sims = cosine(relations.vectors(texts_of(np.asarray(missing))), question_vector)
+            texts = texts_of(np.asarray(missing))
+            sims = cosine(relations.vectors(texts), question_vector)
+            if named is not None:
+                sims = np.maximum(sims, named(texts))
             similarity_cache.update(zip(missing, sims.tolist()))
         return np.asarray([similarity_cache[i] for i in ids.tolist()], dtype=np.float64)
 
@@ -465,7 +470,11 @@ class PathRetriever:
 
     def __init__(self, graph, embed: Callable[[list[str]], np.ndarray], config: PathConfig = PathConfig(), *,
                  relations: RelationTexts | None = None, graph_name: str | None = None, linking=None,
-                 max_seeds: int = 3, relation_values: Callable[[], Mapping[str, tuple[int, int, int]]] | None = None):
+                 max_seeds: int = 3, relation_values: Callable[[], Mapping[str, tuple[int, int, int]]] | None = None,
+                 relation_naming: Callable[[str, list[str]], np.ndarray] | None = None):
+        """`relation_naming(masked question, relation texts)`: per text, how surely the question's words name that
+        relation by themselves (a shared stem: "directed" / `directed_by`), a floor under the embedder's
+        similarity in the beam; None: the embedder's similarity alone."""
         from gretriever_neo4j.retrieval.learned import as_source
 
         self.source = as_source(graph)
@@ -475,6 +484,7 @@ class PathRetriever:
         self.graph_name = graph_name if graph_name is not None else getattr(self.source, "graph", None)
         self.linking = linking if linking is not None else self.source.linking()
         self.max_seeds = max_seeds
+        self.relation_naming = relation_naming
         kg = getattr(self.source, "kg", None)
         self._relation_values = relation_values or (None if kg is None else (lambda: kg_relation_values(kg)))
         self._categorical: frozenset[tuple[str, int]] | None = None
@@ -511,8 +521,10 @@ class PathRetriever:
         masked = mask_question(question, self.source.node_texts(seed_ids)) if seed_ids.size else question
         vector = np.asarray(self.embed([masked]), dtype=np.float32)[0]
         timings["embed_masked"] = (time.perf_counter() - started) * 1000
+        naming = self.relation_naming
+        named = None if naming is None else (lambda texts: naming(masked, texts))
         found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config,
-                               round_trip_gain=ROUND_TRIP_GAIN if asks_what_is_shared(masked) else None)
+                               round_trip_gain=ROUND_TRIP_GAIN if asks_what_is_shared(masked) else None, named=named)
         timings.update(found.timings_ms)
         started = time.perf_counter()
         candidate = self.source.candidate_graph(found.nodes, found.edges)
