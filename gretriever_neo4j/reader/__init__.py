@@ -270,7 +270,7 @@ class ZeroShotReader:
         """What moves an answer ahead of those the walks rate alike (`reader.ordering`): the order in time the
         question asks for, then the similarity to the noun a "which"/"what" question opens with."""
         from gretriever_neo4j.reader.coverage import wh_head
-        from gretriever_neo4j.reader.ordering import kind_similarity, time_order
+        from gretriever_neo4j.reader.ordering import time_order
         from gretriever_neo4j.retrieval.linking import analyzer_tokens
 
         out = np.zeros(view.num_nodes)
@@ -284,7 +284,7 @@ class ZeroShotReader:
             tokens = analyzer_tokens(masked)
             head = wh_head(tokens)
             if head is not None:
-                out += KIND_FIRST * kind_similarity(self.texts([tokens[head]])[0], view.node_vectors)
+                out += KIND_FIRST * _similarities(view, self.texts([tokens[head]])[0], view.node_vectors)
         return out
 
 

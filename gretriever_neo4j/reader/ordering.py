@@ -1,14 +1,14 @@
 """Which of the answers the walks rate alike comes first: a person reads the first of a list as *the* answer.
 
-- `time_order`: "when was the *last* time the Bruins went to the Stanley Cup" is answered by the finals whose name
-  says the latest year ("2013 Stanley Cup Finals" before "1941 Stanley Cup Finals"); "first", "earliest" by the
-  earliest; "in 2012" by the answers whose names say 2012. Only names are read: a graph whose edges carry no dates
-  (a Freebase CVT's dates are not in WebQSP's evidence) still names seasons, finals and elections by their years.
-- `kind_similarity`: "what *college* did X go to" puts the colleges among the schools first: the answers nearest
-  the noun the question opens with (`coverage.wh_head`), not those nearest the whole question, which is mostly
-  the anchor's name.
+`time_order`: "when was the *last* time the Bruins went to the Stanley Cup" is answered by the finals whose name
+says the latest year ("2013 Stanley Cup Finals" before "1941 Stanley Cup Finals"); "first", "earliest" by the
+earliest; "in 2012" by the answers whose names say 2012. Only names are read: a graph whose edges carry no dates
+(a Freebase CVT's dates are not in WebQSP's evidence) still names seasons, finals and elections by their years.
 
-Pure functions over node texts and vectors.
+(The reader then puts first the answers nearest the noun a "what"/"which" question opens with: "what *college* did
+X go to", the colleges among the schools; `ZeroShotReader._ordered_as_asked`.)
+
+Pure functions over node texts.
 """
 
 from __future__ import annotations
@@ -58,11 +58,3 @@ def time_order(question_tokens: Sequence[str], texts: Sequence[str], candidates:
         key[c] = ((y - low) / (high - low) if latest else (high - y) / (high - low))
     return key
 
-
-def kind_similarity(head_vector: np.ndarray | None, node_vectors: np.ndarray) -> np.ndarray:
-    """Per node, the cosine of its vector with the head noun's (zeros without one)."""
-    if head_vector is None or node_vectors.size == 0:
-        return np.zeros(len(node_vectors))
-    head = np.asarray(head_vector, np.float32).reshape(-1)
-    norms = np.linalg.norm(node_vectors, axis=1) * max(float(np.linalg.norm(head)), 1e-12)
-    return (node_vectors @ head) / np.maximum(norms, 1e-12)
