@@ -133,7 +133,7 @@ def _link(store, embedder, graph: str, records: list[QuestionRecord],
     backend = StoreLinking(store)
     out = []
     for i, (text, vector) in enumerate(zip(texts, vectors)):
-        result = link_seeds(text, vector, backend, graph, k=max(config.seed_fallback, 1))
+        result = link_seeds(text, vector, backend, graph, k=max(config.seed_fallback, 1), embed=embedder.embed)
         linked = result.preferred(config.seed_fallback)[:config.max_seeds]
         out.append((linked, bool(result.exact)))
         if on_progress and ((i + 1) % 100 == 0 or i + 1 == len(texts)):

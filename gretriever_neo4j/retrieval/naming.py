@@ -93,6 +93,45 @@ def _shares_stem(word: str, other: str) -> bool:
     return common >= 4 and common >= len(word) - 2 and common >= len(other) - 3
 
 
+def initials(text: str) -> str:
+    """The first letters of a name's content words ("National Rifle Association" -> "nra", "United States of
+    America" -> "usa"); "" for a name of fewer than two content words."""
+    content = [t for t in analyzer_tokens(fold_accents(text)) if t not in STOP_WORDS]
+    return "".join(t[0] for t in content) if len(content) >= 2 else ""
+
+
+_ACRONYM = re.compile(r"[a-z]{2,6}")
+
+
+def may_be_acronym(word: str) -> bool:
+    """A short word in no dictionary ("nra", "uk", "nafta"; not "us", "cars"): it may stand for a longer name."""
+    from lemminflect import getAllLemmas
+
+    return bool(_ACRONYM.fullmatch(word)) and word not in STOP_WORDS and not getAllLemmas(word)
+
+
+_WH_DETERMINERS = frozenset({"what", "which"})
+_KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms"})
+
+
+def asked_kind(tokens: Sequence[str]) -> int | None:
+    """The position of the common noun a "what"/"which" question asks for ("what *guitar* does …", "what type of
+    *cancer* did …", "in which *city* …"), or None: a word in the dictionary as a noun right after the determiner
+    (after "kind of" / "type of" when said), among the question's first three words."""
+    from lemminflect import getAllLemmas
+
+    for i, token in enumerate(tokens[:3]):
+        if token not in _WH_DETERMINERS:
+            continue
+        j = i + 1
+        if j + 1 < len(tokens) and tokens[j] in _KIND_WORDS and tokens[j + 1] == "of":
+            j += 2
+        if j < len(tokens) and tokens[j] not in STOP_WORDS and "NOUN" in getAllLemmas(tokens[j]):
+            return j
+        return None
+    return None
+
+
 def fold_accents(text: str) -> str:
     """"Agüero" -> "Aguero": questions are typed without the accents names are stored with."""
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))

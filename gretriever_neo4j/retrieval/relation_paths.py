@@ -503,7 +503,7 @@ class PathRetriever:
     def seeds_for(self, question: str, question_vector: np.ndarray | None) -> list[str]:
         from gretriever_neo4j.retrieval.linking import link_seeds
 
-        link = link_seeds(question, question_vector, self.linking, self.graph_name, k=1)
+        link = link_seeds(question, question_vector, self.linking, self.graph_name, k=1, embed=self.embed)
         return link.preferred(1, 0.0)[:self.max_seeds]
 
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):

@@ -172,8 +172,9 @@ def test_exact_matches_that_name_a_relation_come_last():
               ("Speak", "film.film.language", "English"), ("Language", "media_common.genre.parent_genre", "Nonfiction"),
               ("Language", "media_common.genre.child_genres", "Linguistics"), ("Language", "film.film.genre", "Babel")])
     result = link_seeds("what language do people from greece speak", None, InMemoryLinking(kg), None, k=3)
-    assert result.exact == ["Greece", "Language", "Speak"]  # both name relations; "Language" has more edges
-    assert result.exact_name_relations == [False, True, True]
+    # "language" is the kind of thing asked for, so no entity; "speak" names a relation
+    assert result.exact == ["Greece", "Speak"]
+    assert result.exact_name_relations == [False, True]
     assert result.preferred(1) == ["Greece"]  # the others name relations: no seeds beside it
 
 
@@ -305,3 +306,68 @@ def test_a_fuller_name_does_not_replace_an_exact_match_when_it_is_not_what_the_q
                                                                                              expected):
     result = link_seeds(question, None, InMemoryLinking(_kg(triples)), None, k=2)
     assert result.exact[0] == expected
+
+
+def test_a_sole_exact_match_gives_way_to_a_far_better_connected_node_whose_name_holds_it():
+    # WebQSP holds a node "Tupac" (one edge) beside "Tupac Shakur" (73): the person asked about
+    kg = _kg([("Tupac", "common.topic.notable_types", "Name")]
+             + [("Tupac Shakur", "film.actor.film", f"film {i}") for i in range(6)])
+    result = link_seeds("what movies did tupac star in", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["Tupac Shakur"]
+
+
+@pytest.mark.parametrize("question, triples, expected", [
+    # not far better connected (4 edges against 1)
+    ("what movies did tupac star in", [("Tupac", "type", "Name")]
+     + [("Tupac Shakur", "film.actor.film", f"film {i}") for i in range(4)], ["Tupac"]),
+    # another exact match: the short name may be a part of what the question says ("anaheim california")
+    ("what time zone is anaheim california", [("Anaheim", "containedby", "California"),
+                                               ("California", "contains", "Fresno")]
+     + [("Los Angeles Angels of Anaheim", "plays_in", f"season {i}") for i in range(12)],
+     ["Anaheim", "California"]),
+])
+def test_a_better_connected_fuller_name_replaces_nothing_else(question, triples, expected):
+    assert link_seeds(question, None, InMemoryLinking(_kg(triples)), None, k=2).exact == expected
+
+
+def test_the_noun_a_question_asks_for_is_no_entity_of_the_question():
+    kg = _kg([("Carl Wilson", "people.deceased_person.cause_of_death", "Lung cancer"),
+              ("Lung cancer", "medicine.disease.parent_disease", "Cancer"),
+              ("Brain tumor", "medicine.disease.parent_disease", "Cancer")])
+    result = link_seeds("what kind of cancer did carl wilson have", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact == ["Carl Wilson"]
+    assert link_seeds("what is cancer", None, InMemoryLinking(kg), None, k=2).exact == ["Cancer"]
+
+
+def _spelled_kg():
+    triples = ([("National Rifle Association", "headquarters", "Fairfax")]
+               + [("United Kingdom", "contains", f"county {i}") for i in range(8)]
+               + [("uk", "common.topic.notable_types", "Abbreviation"), ("San Francisco", "contains", "Mission"),
+                  ("San Francisco Giants", "sport", "Baseball"), ("Nuclear Regulatory Agency", "part_of", "UN")])
+    kg = KnowledgeGraph.from_triples(triples)
+    meaning = {"National Rifle Association": 0, "Nuclear Regulatory Agency": 0, "United Kingdom": 1, "uk": 1,
+               "San Francisco": 2}
+    vectors = np.asarray([np.eye(4)[meaning.get(key, 3)] for key in kg.node_keys], np.float32)
+    return kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+
+
+def _embed(texts):  # the embedder places an acronym by what it stands for
+    rows = {"nra": 0, "uk": 1, "sf": 2}
+    return np.asarray([np.eye(4)[rows.get(text.lower(), 3)] for text in texts], np.float32)
+
+
+def test_an_acronym_links_the_best_connected_nearby_node_it_spells():
+    linking = InMemoryLinking(_spelled_kg())
+    assert link_seeds("where is the nra headquarters", None, linking, None, k=2, embed=_embed).exact == [
+        "National Rifle Association"]  # "Nuclear Regulatory Agency" spells it too, with fewer edges
+    assert link_seeds("where is the nra headquarters", None, linking, None, k=2).exact == []  # nothing to embed with
+    # a node named "uk" is matched exactly, but far less connected than what it stands for
+    assert link_seeds("what countries are part of the uk", None, linking, None, k=2, embed=_embed).exact == [
+        "United Kingdom"]
+
+
+def test_a_two_letter_acronym_links_nothing_by_itself():
+    # "sf giants": "sf" may stand for San Francisco, but the question means the team
+    result = link_seeds("who is the coach of the sf giants", None, InMemoryLinking(_spelled_kg()), None, k=2,
+                        embed=_embed)
+    assert "San Francisco" not in result.exact

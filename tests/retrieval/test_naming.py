@@ -1,6 +1,14 @@
 import pytest
 
-from gretriever_neo4j.retrieval.naming import name_overlap, names_a_relation, relation_name_words, word_lemmas
+from gretriever_neo4j.retrieval.naming import (
+    asked_kind,
+    initials,
+    may_be_acronym,
+    name_overlap,
+    names_a_relation,
+    relation_name_words,
+    word_lemmas,
+)
 
 
 def test_relation_name_words_take_the_relations_own_name():
@@ -30,3 +38,32 @@ def test_word_lemmas_know_irregular_forms_and_agent_nouns():
     assert "direct" in word_lemmas("director")
     assert "invent" in word_lemmas("inventions") and "create" in word_lemmas("creation")
     assert word_lemmas("seattle") == {"seattle"}
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("National Rifle Association", "nra"), ("United States of America", "usa"), ("Ku Klux Klan", "kkk"),
+    ("North American Free Trade Agreement", "nafta"), ("Perón, Eva", "pe"), ("Madonna", ""), ("The Who", ""),
+])
+def test_initials_are_the_first_letters_of_the_content_words(name, expected):
+    assert initials(name) == expected
+
+
+@pytest.mark.parametrize("word, expected", [
+    ("nra", True), ("uk", True), ("nafta", True), ("us", False), ("cars", False), ("the", False), ("a", False),
+    ("ww2", False), ("government", False),
+])
+def test_a_short_word_in_no_dictionary_may_be_an_acronym(word, expected):
+    assert may_be_acronym(word) is expected
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("what guitar does corey taylor play", "guitar"),
+    ("what kind of cancer did carl wilson have", "cancer"),
+    ("in which city was she born", "city"),
+    ("who plays the guitar", None),
+    ("what did einstein discover", None),  # "did" is no noun
+])
+def test_asked_kind_is_the_noun_a_what_or_which_question_asks_for(question, expected):
+    tokens = question.split()
+    found = asked_kind(tokens)
+    assert (None if found is None else tokens[found]) == expected
