@@ -150,12 +150,12 @@ class GroundedAnswerer:
         self.llm_when = llm_when
         self.llm_lock = llm_lock or contextlib.nullcontext()
 
-    def answer(self, question: str, result, *, hints: Sequence[str] = (), qid: str = "q", streamer=None,
-               cancel=None) -> GroundedResult:
+    def answer(self, question: str, result, *, hints: Sequence[str] = (), also_named: bool = False, qid: str = "q",
+               streamer=None, cancel=None) -> GroundedResult:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         full = self.embed([question])[0]
-        item: ReaderInput = reader_input(question, result, full, hints)
+        item: ReaderInput = reader_input(question, result, full, hints, also_named)
         masked = self.embed([item.masked])[0]
         reading = read(self.reader, item, masked, full)
         timings["reader"] = (time.perf_counter() - started) * 1000

@@ -326,11 +326,13 @@ class ReaderInput:
     masked: str  # the question with what it says of its anchors replaced by "X"
 
 
-def reader_input(question: str, result, question_full: np.ndarray | None, hints: Sequence[str] = ()) -> ReaderInput:
-    """Anchors and the masked question for a retrieval result (`hints`: node keys a linker already chose)."""
+def reader_input(question: str, result, question_full: np.ndarray | None, hints: Sequence[str] = (),
+                 also_named: bool = False) -> ReaderInput:
+    """Anchors and the masked question for a retrieval result (`hints`: node keys a linker already chose;
+    `also_named`: see `find_anchors`)."""
     text = strip_topic_markers(question)
     view = SubgraphView.from_result(result)
-    anchors = find_anchors(text, view, question_full, hints)
+    anchors = find_anchors(text, view, question_full, hints, also_named)
     return ReaderInput(question=text, view=view, anchors=anchors,
                        masked=mask_question(text, [view.node_texts[a] for a in anchors]))
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, same_word, strip_topic_markers
+from gretriever_neo4j.retrieval.naming import asked_kind
 
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id, FORWARD | BACKWARD)
@@ -111,10 +112,12 @@ def named_nodes(question: str, node_texts: Sequence[str]) -> list[int]:
 
 
 def find_anchors(question: str, view: SubgraphView, question_vector: np.ndarray | None = None,
-                 hints: Sequence[str] = ()) -> list[int]:
+                 hints: Sequence[str] = (), also_named: bool = False) -> list[int]:
     """The nodes the question is about, as local ids.
 
     1. `hints` (node keys a linker already chose, e.g. the learned retriever's seeds) that are in the subgraph;
+       with `also_named`, followed by the other nodes named in the question but the noun it asks for
+       (`asked_kind`: "what kind of *cancer*"): a linker keeps one entity where the question may name two;
     2. else nodes named in the question (`named_nodes`);
     3. else the node sharing the largest share of its non-stop words with the question ("ben franklin" for
        "Benjamin Franklin"), ties broken by similarity to the question;
@@ -124,6 +127,13 @@ def find_anchors(question: str, view: SubgraphView, question_vector: np.ndarray 
         return []
     local = {key: i for i, key in enumerate(view.node_keys)}
     hinted = list(dict.fromkeys(local[k] for k in hints if k in local))
+    if hinted and also_named:
+        words = [w.lower() for w in strip_topic_markers(question).split()]
+        kind = asked_kind(words)
+        asked = analyzer_tokens(words[kind]) if kind is not None else None
+        named = [n for n in named_nodes(question, view.node_texts)
+                 if n not in hinted and analyzer_tokens(view.node_texts[n]) != asked]
+        return prefer_verbatim(question, view.node_texts, hinted + named)
     if hinted:
         return prefer_verbatim(question, view.node_texts, hinted)
     named = named_nodes(question, view.node_texts)

@@ -103,6 +103,13 @@ def initials(text: str) -> str:
 _ACRONYM = re.compile(r"[a-z]{2,6}")
 
 
+def is_a_noun(word: str) -> bool:
+    """The dictionary knows the word as a noun ("panda", "football"; not "tupac", "picasso")."""
+    from lemminflect import getAllLemmas
+
+    return "NOUN" in getAllLemmas(word)
+
+
 def may_be_acronym(word: str) -> bool:
     """A short word in no dictionary ("nra", "uk", "nafta"; not "us", "cars"): it may stand for a longer name."""
     from lemminflect import getAllLemmas

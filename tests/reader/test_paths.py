@@ -77,6 +77,18 @@ def test_anchors_named_partially_named_and_hinted():
     assert same_word("jamaica", "jamaican") and not same_word("ben", "benjamin")
 
 
+def test_hinted_anchors_also_named_take_the_other_names_but_the_kind_asked_for():
+    view = view_of(FILMS + [("Casino", "genre", "Crime"), ("Crime", "parent_genre", "Drama")])
+    # the linker seeded Casino; the question also names Al Pacino, who is an anchor too
+    assert [view.node_texts[i] for i in find_anchors("did al pacino act in casino", view, None, hints=["Casino"],
+                                                     also_named=True)] == ["Casino", "Al Pacino"]
+    assert [view.node_texts[i] for i in find_anchors("did al pacino act in casino", view, None,
+                                                     hints=["Casino"])] == ["Casino"]
+    # "what kind of crime": Crime is the kind of thing asked for, not what the question is about
+    assert [view.node_texts[i] for i in find_anchors("what kind of crime film is casino", view, None,
+                                                     hints=["Casino"], also_named=True)] == ["Casino"]
+
+
 def test_named_nodes_prefers_the_longest_span():
     texts = ["Hanks", "Tom Hanks", "Big"]
     assert [texts[i] for i in named_nodes("what films did Tom Hanks star in", texts)] == ["Tom Hanks"]

@@ -325,6 +325,9 @@ def test_a_sole_exact_match_gives_way_to_a_far_better_connected_node_whose_name_
                                                ("California", "contains", "Fresno")]
      + [("Los Angeles Angels of Anaheim", "plays_in", f"season {i}") for i in range(12)],
      ["Anaheim", "California"]),
+    # a noun of the dictionary: the MetaQA tag "panda" is what the question is about
+    ("which films are about panda", [("Kung Fu Panda", "has_tags", "panda")]
+     + [("Kung Fu Panda", "starred_actors", f"actor {i}") for i in range(8)], ["panda"]),
 ])
 def test_a_better_connected_fuller_name_replaces_nothing_else(question, triples, expected):
     assert link_seeds(question, None, InMemoryLinking(_kg(triples)), None, k=2).exact == expected
@@ -371,3 +374,10 @@ def test_a_two_letter_acronym_links_nothing_by_itself():
     result = link_seeds("who is the coach of the sf giants", None, InMemoryLinking(_spelled_kg()), None, k=2,
                         embed=_embed)
     assert "San Francisco" not in result.exact
+
+
+def test_a_possessive_typed_without_its_apostrophe_names_the_node():
+    kg = _kg([("Angelina Jolie", "people.person.sibling_s", "James Haven"), ("Brother", "film.film.country", "Japan")])
+    result = link_seeds("who is angelina jolies brother", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact[0] == "Angelina Jolie"
+    assert link_seeds("who are the jolies", None, InMemoryLinking(kg), None, k=2).exact == []  # one word: no
