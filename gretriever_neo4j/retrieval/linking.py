@@ -278,7 +278,8 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
     hits = backend.mention_hits([m.text for m in mentions], graph, hits_per_mention) if mentions else []
     exact_matches = _exact_matches(mentions, hits)
     if embed is not None:
-        exact_matches = _with_acronyms(exact_matches, _acronym_matches(mentions, backend, graph, embed))
+        acronyms = _acronym_matches(mentions, exact_matches, backend, graph, embed)
+        exact_matches = _with_acronyms(exact_matches, acronyms)
     maximal = _maximal(exact_matches + _fuller_names(mentions, hits, exact_matches))
     kind = asked_kind([word.lower() for word in strip_topic_markers(question).split()])
     if kind is not None:  # "what kind of *cancer* did carl wilson have": the answer's kind, not an entity
@@ -400,8 +401,9 @@ def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matc
 # times its edges is meant instead: "tupac" names a node `Tupac` (1 edge) and says part of `Tupac Shakur` (73), "henry
 # viii" `Henry VIII` (2) and `Henry VIII of England` (31). Only where the question matches one name exactly: beside
 # another ("anaheim california") the short name is what the question says; and not for a single word that is a
-# noun in the dictionary ("which films are about panda": the MetaQA tag `panda`, not `Kung Fu Panda`). Measured on the 1,628 WebQSP test
-# questions (the topic entity among the seeds): 1,444 -> 1,462, none lost; a ratio of 3 or 10 found one fewer.
+# noun in the dictionary ("which films are about panda": the MetaQA tag `panda`, not `Kung Fu Panda`). Measured on
+# the 1,628 WebQSP test questions (the topic entity among the seeds): 1,444 -> 1,462, none lost; a ratio of 3 or 10
+# found one fewer.
 BETTER_KNOWN = 5.0
 
 
@@ -434,9 +436,13 @@ ACRONYM_HITS = 10
 ACRONYM_ALONE = 3
 
 
-def _acronym_matches(mentions: list[Mention], backend, graph: str | None,
+def _acronym_matches(mentions: list[Mention], exact: list[ExactMatch], backend, graph: str | None,
                      embed: Callable[[list[str]], np.ndarray]) -> list[ExactMatch]:
-    words = [m for m in mentions if m.words == 1 and may_be_acronym(m.tokens[0])]
+    """Per word that may be an acronym and lies in no longer name the question writes out ("obama" in "barack
+    obama": a lookup of 20-30 ms that `_maximal` would drop), the node it spells (`ACRONYM_HITS`)."""
+    longer = [(m.mention.start, m.mention.end) for m in exact if m.mention.words > 1]
+    words = [m for m in mentions if m.words == 1 and may_be_acronym(m.tokens[0])
+             and not any(start <= m.start and m.end <= end for start, end in longer)]
     if not words:
         return []
     out = []
