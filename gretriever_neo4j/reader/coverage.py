@@ -84,7 +84,7 @@ from functools import lru_cache
 import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.naming import common_prefix, word_lemmas
+from gretriever_neo4j.retrieval.naming import WH_DETERMINERS, common_prefix, is_a_noun, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import (
     BACKWARD,
     CATEGORY_WORDS,
@@ -107,7 +107,6 @@ VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only (
 WHEN_COST = 0.6  # ... by no number or date, where some walk ends on them: a time is all a "when" question asks for
 WHERE_COST = 0.15  # a "where" question answered by no place, where some walk ends on places: "where did X go to
 # school" is answered by a school, which no relation's name says is a place (WebQSP 0.579 with VALUE_COST, 0.584)
-WH_DETERMINERS = frozenset({"which", "what"})
 # A "which N" question gains this times the mean similarity of a walk's end nodes to N: "which country was X born
 # in" is nearer "United States of America" than "Gary". Invented names carry no meaning but their words ("Tarsen Cup
 # League"); measured: WebQSP 0.584 -> 0.592 (1.0: 0.592, F1 lower), MetaQA 1/2/3-hop +0.005/-0.01/0, invented
@@ -244,12 +243,10 @@ def names_its_head(relation_text: str) -> bool:
 def wh_head(tokens: Sequence[str]) -> int | None:
     """The index of the noun a "which"/"what" question opens with ("which *city* was X born in", "in what *year*
     …"): the kind of thing asked for, or None."""
-    from lemminflect import getAllLemmas
-
     for i, token in enumerate(tokens[:2]):
         if token in WH_DETERMINERS and i + 1 < len(tokens):
             noun = tokens[i + 1]
-            if noun not in FUNCTION_WORDS and noun != PLACEHOLDER and "NOUN" in getAllLemmas(noun):
+            if noun not in FUNCTION_WORDS and noun != PLACEHOLDER and is_a_noun(noun):
                 return i + 1
             return None
     return None

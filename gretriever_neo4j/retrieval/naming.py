@@ -117,7 +117,7 @@ def may_be_acronym(word: str) -> bool:
     return bool(_ACRONYM.fullmatch(word)) and word not in STOP_WORDS and not getAllLemmas(word)
 
 
-_WH_DETERMINERS = frozenset({"what", "which"})
+WH_DETERMINERS = frozenset({"what", "which"})
 _KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms"})
 
 
@@ -125,15 +125,13 @@ def asked_kind(tokens: Sequence[str]) -> int | None:
     """The position of the common noun a "what"/"which" question asks for ("what *guitar* does …", "what type of
     *cancer* did …", "in which *city* …"), or None: a word in the dictionary as a noun right after the determiner
     (after "kind of" / "type of" when said), among the question's first three words."""
-    from lemminflect import getAllLemmas
-
     for i, token in enumerate(tokens[:3]):
-        if token not in _WH_DETERMINERS:
+        if token not in WH_DETERMINERS:
             continue
         j = i + 1
         if j + 1 < len(tokens) and tokens[j] in _KIND_WORDS and tokens[j + 1] == "of":
             j += 2
-        if j < len(tokens) and tokens[j] not in STOP_WORDS and "NOUN" in getAllLemmas(tokens[j]):
+        if j < len(tokens) and tokens[j] not in STOP_WORDS and is_a_noun(tokens[j]):
             return j
         return None
     return None
