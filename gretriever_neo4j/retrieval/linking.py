@@ -5,8 +5,8 @@ graph that misses the entity the question is about most of the time (a movie tit
 directed ..."). Here the question's word n-grams are also looked up by name in the fulltext index (Lucene phrase
 queries), and:
 
-* a node whose whole name equals an n-gram (compared as analyzer tokens, so case and punctuation do not matter)
-  is an exact match, and a match inside a longer match's span ("Hanks" inside "Tom Hanks") is dropped; so is one
+* a node whose whole name equals an n-gram (compared as analyzer tokens, so case and punctuation do not matter,
+  with "saint", "mount", "fort" abbreviated: "st. lucy" names `Saint Lucy`, `naming.title_form`) is an exact match, and a match inside a longer match's span ("Hanks" inside "Tom Hanks") is dropped; so is one
   inside a longer mention that a better connected node's name holds in order ("henry harrison" and `William Henry
   Harrison`, not the node `Henry`: `_fuller_names`). Exact
   matches come first: by link probability when a `MentionPrior` learnt on training questions is given (it
@@ -63,8 +63,10 @@ from gretriever_neo4j.retrieval.naming import (  # noqa: F401  (analyzer_tokens,
     may_be_acronym,
     name_overlap,
     names_a_relation,
+    other_spelling,
     relation_name_words,
     same_word,
+    title_form,
     word_lemmas,
 )
 
@@ -95,12 +97,12 @@ def mask_question(question: str, anchor_texts: Sequence[str], placeholder: str =
     """The question with what it says of its anchors replaced by `placeholder`: whole names first, then words
     that match a content word of an anchor's name ("ben franklin" -> "ben X" for "Benjamin Franklin")."""
     text = mask_mentions(question, anchor_texts, placeholder)
-    names = {t for name in anchor_texts for t in analyzer_tokens(name) if t not in STOP_WORDS}
+    names = {t for name in anchor_texts for t in title_form(analyzer_tokens(name)) if t not in STOP_WORDS}
     if not names:
         return text
     out = []
     for word in text.split():
-        tokens = analyzer_tokens(word)
+        tokens = title_form(analyzer_tokens(word))
         if tokens and word != placeholder and all(t not in STOP_WORDS and any(same_word(t, n) for n in names)
                                                   for t in tokens):
             if not out or out[-1] != placeholder:
@@ -275,7 +277,7 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
         raise InputError(f"must be >= 0, got {k}", field="k")
     backend = _backend(store_like)
     mentions = candidate_mentions(strip_topic_markers(question), max_n)
-    hits = backend.mention_hits([m.text for m in mentions], graph, hits_per_mention) if mentions else []
+    hits = _mention_hits(backend, mentions, graph, hits_per_mention)
     exact_matches = _exact_matches(mentions, hits)
     if embed is not None:
         acronyms = _acronym_matches(mentions, exact_matches, backend, graph, embed)
@@ -310,6 +312,21 @@ def link_seeds(question: str, question_vector: np.ndarray | None, store_like, gr
                                             for key in exact_keys],
                       k=k, text_ranking=text_ranking, vector_search=search, question=question,
                       guesses=prior is None, relation_words=relation_words)
+
+
+def _mention_hits(backend, mentions: list[Mention], graph: str | None, limit: int) -> list[list[TextHit]]:
+    """The fulltext hits of each mention, and of its `other_spelling` ("st paul" also finds `Saint Paul`), merged."""
+    if not mentions:
+        return []
+    spellings = [other_spelling(m.tokens) for m in mentions]
+    extra = [s for s in spellings if s is not None]
+    found = backend.mention_hits([m.text for m in mentions] + extra, graph, limit)
+    hits, more = found[:len(mentions)], iter(found[len(mentions):])
+    for i, spelling in enumerate(spellings):
+        if spelling is not None:
+            keys = {hit.key for hit in hits[i]}
+            hits[i] = hits[i] + [hit for hit in next(more) if hit.key not in keys]
+    return hits
 
 
 GUESS_DEGREE = 0.1  # per unit of log(1 + edges): of the nodes a question may mean, the better known
@@ -348,7 +365,7 @@ def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[E
     for mention, per_mention in zip(mentions, hits):
         found = len(out)
         for hit in per_mention:
-            if analyzer_tokens(hit.text) == mention.tokens:
+            if title_form(analyzer_tokens(hit.text)) == title_form(mention.tokens):
                 out.append(ExactMatch(hit.key, mention, _SPACES.sub(" ", hit.text).strip() == mention.text, hit.score,
                                       hit.degree))
         last = mention.tokens[-1]

@@ -34,6 +34,25 @@ def analyzer_tokens(text: str) -> tuple[str, ...]:
     return tuple(match.group(0).lower() for match in _WORD.finditer(text))
 
 
+# Words that names abbreviate ("St. Paul", "Mt. Everest", "Ft. Worth") and questions write either way: a name and a
+# mention are compared with both in the short form (`title_form`).
+NAME_ABBREVIATIONS = {"saint": "st", "mount": "mt", "fort": "ft"}
+_EXPANSIONS = {short: long_ for long_, short in NAME_ABBREVIATIONS.items()}
+
+
+def title_form(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """Analyzer tokens with "saint", "mount", "fort" abbreviated: `Saint Paul` and "st paul" compare equal."""
+    return tuple(NAME_ABBREVIATIONS.get(t, t) for t in tokens)
+
+
+def other_spelling(tokens: tuple[str, ...]) -> str | None:
+    """The mention with its abbreviations written out and its written-out words abbreviated ("st paul" -> "saint
+    paul"), to look up by name as well; None where it has neither."""
+    if not any(t in _EXPANSIONS or t in NAME_ABBREVIATIONS for t in tokens):
+        return None
+    return " ".join(_EXPANSIONS.get(t) or NAME_ABBREVIATIONS.get(t) or t for t in tokens)
+
+
 def same_word(a: str, b: str) -> bool:
     """Equal, or one a prefix of the other with at least 4 letters ("jamaica" / "jamaican")."""
     if a == b:

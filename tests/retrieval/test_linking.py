@@ -13,6 +13,7 @@ from gretriever_neo4j.retrieval.linking import (
     escape_lucene,
     link_seeds,
     mask_mentions,
+    mask_question,
     phrase_query,
     rrf,
     strip_topic_markers,
@@ -381,3 +382,12 @@ def test_a_possessive_typed_without_its_apostrophe_names_the_node():
     result = link_seeds("who is angelina jolies brother", None, InMemoryLinking(kg), None, k=2)
     assert result.exact[0] == "Angelina Jolie"
     assert link_seeds("who are the jolies", None, InMemoryLinking(kg), None, k=2).exact == []  # one word: no
+
+
+def test_an_abbreviated_saint_names_the_node_written_out_and_is_masked():
+    kg = _kg([("Saint Lucy", "people.person.place_of_birth", "Syracuse"), ("Here's Lucy", "tv.tv_program.country",
+              "United States of America"), ("St. Peter", "location.location.containedby", "Minnesota")])
+    assert link_seeds("where was st. lucy born", None, InMemoryLinking(kg), None, k=2).exact == ["Saint Lucy"]
+    assert link_seeds("where is saint peter", None, InMemoryLinking(kg), None, k=2).exact == ["St. Peter"]
+    assert link_seeds("who is lucy", None, InMemoryLinking(kg), None, k=2).exact == []  # no name is "lucy" alone
+    assert mask_question("where was st. lucy born", ["Saint Lucy"]) == "where was X born"

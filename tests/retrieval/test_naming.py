@@ -6,7 +6,9 @@ from gretriever_neo4j.retrieval.naming import (
     may_be_acronym,
     name_overlap,
     names_a_relation,
+    other_spelling,
     relation_name_words,
+    title_form,
     word_lemmas,
 )
 
@@ -67,3 +69,12 @@ def test_asked_kind_is_the_noun_a_what_or_which_question_asks_for(question, expe
     tokens = question.split()
     found = asked_kind(tokens)
     assert (None if found is None else tokens[found]) == expected
+
+
+def test_saint_mount_and_fort_compare_abbreviated():
+    assert title_form(("saint", "paul")) == title_form(("st", "paul")) == ("st", "paul")
+    assert title_form(("mount", "everest")) == ("mt", "everest")
+    assert title_form(("paul", "street")) == ("paul", "street")  # only the three words names abbreviate
+    assert other_spelling(("st", "lucy")) == "saint lucy"
+    assert other_spelling(("fort", "worth")) == "ft worth"
+    assert other_spelling(("tom", "hanks")) is None
