@@ -6,11 +6,12 @@ directed ..."). Here the question's word n-grams are also looked up by name in t
 queries), and:
 
 * a node whose whole name equals an n-gram (compared as analyzer tokens, so case and punctuation do not matter,
-  with "saint", "mount", "fort" abbreviated: "st. lucy" names `Saint Lucy`, `naming.title_form`) is an exact match, and a match inside a longer match's span ("Hanks" inside "Tom Hanks") is dropped; so is one
-  inside a longer mention that a better connected node's name holds in order ("henry harrison" and `William Henry
-  Harrison`, not the node `Henry`: `_fuller_names`). Exact
-  matches come first: by link probability when a `MentionPrior` learnt on training questions is given (it
-  demotes template words that happen to be names, such as the MetaQA tag "director"), then
+  with "saint", "mount", "fort" abbreviated: "st. lucy" names `Saint Lucy`, `naming.title_form`) is an exact match,
+  and a match inside a longer match's span ("Hanks" inside "Tom Hanks") is dropped; so is one inside a longer
+  mention that a better connected node's name holds in order ("henry harrison" and `William Henry Harrison`, not
+  the node `Henry`: `_fuller_names`). Exact matches come first: by link probability when a `MentionPrior` learnt
+  on training questions is given (it demotes template words that happen to be names, such as the MetaQA tag
+  "director"), then
   - a mention that names one of the graph's relations comes last ("what language do people from greece speak":
     "Language" and "Speak" are nodes of WebQSP, a genre and a film, and the question's words for
     `languages_spoken`; `names_a_relation`), so does a better connected node right after another match, a place
