@@ -84,7 +84,7 @@ from functools import lru_cache
 import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.naming import WH_DETERMINERS, common_prefix, is_a_noun, word_lemmas
+from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import (
     BACKWARD,
     CATEGORY_WORDS,
@@ -160,6 +160,9 @@ INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wro
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
 IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
+# The words besides X of a "what" question that asks what X is or does: "what did X do (for a living)", "what was X
+# (best) known for", "what is X famous for"
+IDENTITY_WHAT = frozenset({"known", "famous", "best", "most", "well", "become", "living", "life", "work", "job"})
 # What contains places names `located in` (not one another: a state is no country), and a city, what is located,
 # does not.
 CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
@@ -193,9 +196,13 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
 
 def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
     """"who is X", "who was X": a question of nothing but "who" and X asks what X is, which for someone with a
-    profession or occupation a step away is that (WebQSP: "who is Angelina Jolie" had been answered "Female")."""
+    profession or occupation a step away is that (WebQSP: "who is Angelina Jolie" had been answered "Female"); so do
+    "what was X", "what did X do (for a living)", "what was X known for" (`IDENTITY_WHAT`)."""
     tokens = analyzer_tokens(masked_question)
-    if not (tokens[:1] and tokens[0] in WHO and PLACEHOLDER in tokens and not content_words(masked_question)):
+    if not (tokens[:1] and PLACEHOLDER in tokens):
+        return False
+    said = set(content_words(masked_question))
+    if not ((tokens[0] in WHO and not said) or (tokens[0] == "what" and said <= IDENTITY_WHAT)):
         return False
     return _names_a_step(IDENTITY_WORD, signatures, relation_texts)
 
@@ -242,14 +249,9 @@ def names_its_head(relation_text: str) -> bool:
 
 def wh_head(tokens: Sequence[str]) -> int | None:
     """The index of the noun a "which"/"what" question opens with ("which *city* was X born in", "in what *year*
-    …"): the kind of thing asked for, or None."""
-    for i, token in enumerate(tokens[:2]):
-        if token in WH_DETERMINERS and i + 1 < len(tokens):
-            noun = tokens[i + 1]
-            if noun not in FUNCTION_WORDS and noun != PLACEHOLDER and is_a_noun(noun):
-                return i + 1
-            return None
-    return None
+    …", "what type of *music* did X play": `naming.asked_kind`): the kind of thing asked for, or None."""
+    head = asked_kind(tokens)
+    return None if head is None or tokens[head] in FUNCTION_WORDS or tokens[head] == PLACEHOLDER else head
 
 
 def word_grams(words: Sequence[str]) -> list[str]:
@@ -486,12 +488,12 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     tokens = analyzer_tokens(masked_question)
     opening = set(tokens[:3] + tokens[-1:])  # "who wrote X", "X was written by whom"
     asks_who = bool(WHO & opening)
+    head = wh_head(tokens)
     asks_where = bool(WHERE & opening)
     kept = frozenset({ORIGIN_WORD}) if asks_origin(masked_question, signatures, relation_texts) else frozenset()
-    words = content_words(masked_question, kept) or (
-        [IDENTITY_WORD] if asks_identity(masked_question, signatures, relation_texts) else ["thing"])
+    words = ([IDENTITY_WORD] if asks_identity(masked_question, signatures, relation_texts)
+             else content_words(masked_question, kept) or ["thing"])
     asks_for_a_name = asks_who or asks_where
-    head = wh_head(tokens)
     asks_when = bool(WHEN & opening) or (head is not None and tokens[head] in TIME_WORDS)
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]

@@ -137,7 +137,7 @@ def may_be_acronym(word: str) -> bool:
 
 
 WH_DETERMINERS = frozenset({"what", "which"})
-_KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms"})
+_KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms", "style", "styles"})
 
 
 def asked_kind(tokens: Sequence[str]) -> int | None:

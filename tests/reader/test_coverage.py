@@ -356,6 +356,7 @@ def test_the_noun_a_which_question_opens_with_is_the_kind_of_answer(vectors):
     assert wh_head(analyzer_tokens("in which city was X born")) == 2
     assert wh_head(analyzer_tokens("what is the capital of X")) is None
     assert wh_head(analyzer_tokens("who directed X")) is None
+    assert wh_head(analyzer_tokens("what type of music did X play")) == 3  # the kind of thing: music
     relations = ["birth place", "location city"]
     born = ((0, FORWARD),)
     born_then_back = ((0, FORWARD), (1, BACKWARD))  # the record labels located in X's birthplace

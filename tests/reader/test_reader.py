@@ -183,6 +183,16 @@ def test_who_someone_is_is_their_profession(embedder):
     assert answers(view, embedder, "who is Wanda Vossberg married to", "who is X married to") == ["Ivo Brenner"]
 
 
+def test_what_someone_did_or_is_known_for_is_their_profession(embedder):
+    """"what did X do", "what was X known for", "what did X do for a living" ask what X is, as "who is X" does."""
+    view = view_of([*WANDA,
+                    ("Wanda Vossberg", "people.person.gender", "Female")], embedder)
+    for question in ("what did Wanda Vossberg do", "what was Wanda Vossberg known for",
+                     "what did Wanda Vossberg do for a living", "what is Wanda Vossberg famous for"):
+        masked = question.replace("Wanda Vossberg", "X")
+        assert answers(view, embedder, question, masked) == ["Cartographer"], question
+
+
 def test_the_kind_a_which_question_asks_for_names_no_merely_related_relation(embedder):
     """"which club" asks for a club: it does not name `league` (MiniLM rates them 0.56), so the walk stops at the
     club X plays for; a noun that is a relation's own word still names it ("which league": the club's league)."""
