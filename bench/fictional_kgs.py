@@ -40,6 +40,7 @@ from fictional_graphs import music, people_and_places, sports  # noqa: E402
 from fictional_heldout import companies, science  # noqa: E402
 from fictional_heldout2 import medicine, organisation  # noqa: E402
 from fictional_heldout3 import film_wiki, software, travel  # noqa: E402
+from fictional_heldout4 import logistics, university  # noqa: E402
 
 # Read while the zero-shot rules were written: companies and science were held out until their first measurement.
 GRAPHS = {"fictional-people": people_and_places, "fictional-music": music, "fictional-sports": sports,
@@ -48,7 +49,11 @@ GRAPHS = {"fictional-people": people_and_places, "fictional-music": music, "fict
 HELD_OUT = {"fictional-organisation": organisation, "fictional-medicine": medicine}
 # A third held-out set, written the same way.
 HELD_OUT3 = {"fictional-film-wiki": film_wiki, "fictional-software": software, "fictional-travel": travel}
-SETS = {"tuned": GRAPHS, "held-out": HELD_OUT, "held-out-3": HELD_OUT3, "all": {**GRAPHS, **HELD_OUT, **HELD_OUT3}}
+# A fourth set, written the same way in session 21 (RDF-style camelCase with inverse pairs; Title Case supply chain):
+# measured once before any change, then read for misses.
+FOURTH = {"fictional-university": university, "fictional-logistics": logistics}
+SETS = {"tuned": GRAPHS, "held-out": HELD_OUT, "held-out-3": HELD_OUT3, "fourth": FOURTH,
+        "all": {**GRAPHS, **HELD_OUT, **HELD_OUT3, **FOURTH}}
 NOT_READ = {**HELD_OUT, **HELD_OUT3}  # graphs whose misses are never written down
 
 
