@@ -29,7 +29,7 @@ from gretriever_neo4j.reader.paths import (
     signature_text,
     walks,
 )
-from gretriever_neo4j.retrieval.linking import mask_question, strip_topic_markers
+from gretriever_neo4j.retrieval.linking import analyzer_tokens, mask_question, strip_topic_markers
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
 ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
@@ -152,6 +152,16 @@ def _ending_all_in(found: Walks, node_mask: np.ndarray) -> set[int]:
     return set(np.flatnonzero(ending).tolist())
 
 
+def _ending_mostly_in(found: Walks, node_mask: np.ndarray, share: float = 0.5) -> set[int]:
+    """The walk signatures at least `share` of whose end nodes are in `node_mask`."""
+    if not found.num_pairs:
+        return set()
+    total = np.bincount(found.pair_sig, minlength=len(found.signatures))
+    inside = np.bincount(found.pair_sig, weights=node_mask[found.pair_node].astype(np.float64),
+                         minlength=len(found.signatures))
+    return set(np.flatnonzero((total > 0) & (inside >= share * total)).tolist())
+
+
 def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     """(S, d): per walk signature, the mean unit vector of the nodes it ends on."""
     if view.dim == 0 or not found.num_pairs:
@@ -217,7 +227,9 @@ class ZeroShotReader:
         value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         if self.scoring == "coverage":
-            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
+            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations, wh_head
+            from gretriever_neo4j.retrieval.naming import holds_word
+            from gretriever_neo4j.retrieval.relation_paths import asks_for_a_category
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
             # ("director", a tag), and masking it would hide the very word the question asks with.
@@ -226,11 +238,20 @@ class ZeroShotReader:
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
+            head = wh_head(analyzer_tokens(masked))
+            kind_named = np.zeros(view.num_nodes, dtype=bool)
+            if head is not None:
+                asked = analyzer_tokens(masked)[head]
+                # "what kind of music", "what form of government": `Rock music`, a kind of it, not `Government of X`
+                last = asks_for_a_category(masked) or (head >= 2 and analyzer_tokens(masked)[head - 1] == "of")
+                kind_named = np.asarray([holds_word(t, asked, last) for t in view.node_texts], dtype=bool)
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque, categorical=view.categorical,
                                          value_ends=_ending_all_in(found, value),
                                          unnamed_ends=_ending_all_in(found, unnamed),
                                          place_ends=_ending_all_in(found, place),
+                                         kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
+                                                          else set()),
                                          end_vectors=_mean_end_vectors(view, found))
         else:
             relation_vectors = view.relation_vectors

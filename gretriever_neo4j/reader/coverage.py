@@ -107,6 +107,11 @@ VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only (
 WHEN_COST = 0.6  # ... by no number or date, where some walk ends on them: a time is all a "when" question asks for
 WHERE_COST = 0.15  # a "where" question answered by no place, where some walk ends on places: "where did X go to
 # school" is answered by a school, which no relation's name says is a place (WebQSP 0.579 with VALUE_COST, 0.584)
+# A "which N" question's walk most of whose end nodes say N in their names ("which lab": `Quillon Language Lab`, "which
+# department offers X": `Department of Mirror Linguistics`, not the faculty it is part of) gains this: the name says
+# what the thing is, where invented names carry no meaning an embedder knows. Where it asks for a category, the
+# noun must end the names ("what kind of music": `Rock music`; "what type of government": not `Government of Canada`).
+NAME_KIND = 0.2
 # A "which N" question gains this times the mean similarity of a walk's end nodes to N: "which country was X born
 # in" is nearer "United States of America" than "Gary". Invented names carry no meaning but their words ("Tarsen Cup
 # League"); measured: WebQSP 0.584 -> 0.592 (1.0: 0.592, F1 lower), MetaQA 1/2/3-hop +0.005/-0.01/0, invented
@@ -368,12 +373,14 @@ def round_trips(signature: Sequence[Step]) -> set[int]:
 
 
 def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequence[str],
-                vectors: TextVectors, naming: np.ndarray | None = None, sides: Sequence[int] | None = None) -> set[int]:
+                vectors: TextVectors, naming: np.ndarray | None = None, sides: Sequence[int] | None = None,
+                head: int | None = None) -> set[int]:
     """Relations two of the question's words name, each on its own ("directed" and "director" both name
     `directed by`); two words that name different words of one relation ("release", "years" of `release year`)
     are one mention, unless both name a relation (`naming`), one before the anchor and one a noun right after it
     (`anchor_sides`): in "the films starred by X actors" the actors of X are one mention of `starred actors`,
-    the films they starred in another (not so "what years were the movies starring X released")."""
+    the films they starred in another (not so "what years were the movies starring X released"). The noun a "which"
+    question asks for (`head`) and a verb of its stem are one mention: "which carriers carry X" asks who carries X."""
     if len(words) < 2 or word_relation.shape[1] == 0:
         return set()
     best = word_relation.argmax(axis=1)
@@ -383,6 +390,8 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
     for relation in set(best.tolist()):
         chosen = np.flatnonzero((best == relation) & (word_relation[:, relation] >= NAMED_SIMILARITY)
                                 & (gap >= NAMED_MARGIN))
+        if head is not None and head in chosen and any(_stem_match(words[head], words[i]) for i in chosen if i != head):
+            chosen = chosen[chosen != head]
         if len(chosen) < 2 or len({_family(words[i]) for i in chosen}) < 2:  # "describing what X is about": once
             continue
         parts = content_words(humanized[relation]) or [humanized[relation]]
@@ -472,13 +481,14 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
                     ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST,
                     categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset(),
                     unnamed_ends: set[int] = frozenset(), place_ends: set[int] = frozenset(),
-                    end_vectors: np.ndarray | None = None) -> np.ndarray:
+                    end_vectors: np.ndarray | None = None, kind_named_ends: set[int] = frozenset()) -> np.ndarray:
     """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
     (see the module docstring), less `hop_cost` per named hop beyond the first (steps in `ways_through` lead
     to opaque nodes: not hops); `value_ends`: the signatures whose end nodes are all numbers or dates;
     `unnamed_ends`: those whose end nodes are all numbers, dates or lower-case common nouns; `place_ends`: those
     whose end nodes are all places (`place_relations`); `end_vectors`: (S, d) per signature, the mean of its end
-    nodes' unit vectors (the kind of thing a "which N" question asks for is near N: `HEAD_KIND`). The empty
+    nodes' unit vectors (the kind of thing a "which N" question asks for is near N: `HEAD_KIND`); `kind_named_ends`:
+    the signatures most of whose end nodes have N among their names' words (`NAME_KIND`). The empty
     signature, and signatures outside the shortlist, score lower than every shortlisted one (-inf for the empty
     one)."""
     out = np.full(len(signatures), -np.inf)
@@ -511,7 +521,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
     head_word = _head_word(tokens, words, head)
-    if head_word is not None:
+    category = asks_for_a_category(masked_question)
+    # "what kind of music is on X": the noun says what the answer is near (`kind`), not which relation it names
+    typed_head = None if category else head_word
+    if typed_head is not None:
         # Too far from every relation, by its whole name or its own ("which movies" / `film.performance.film`: 0.55
         # and 0.81), the head noun is a kind of thing only (`HEAD_NAMES`).
         own = vectors([own_name(t) for t in relation_texts]) @ vectors([words[head_word]])[0]
@@ -524,16 +537,16 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # Nothing names a relation ("which movies can be described by X", "what does X appear in"): the question
         # is as long as its way to the answer, one hop; a second hop would be explained by nothing.
         hop_cost = max(hop_cost, UNNAMED_HOP_COST)
-    category = asks_for_a_category(masked_question)
     sides = anchor_sides(masked_question)
-    twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None)
+    twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None,
+                        _head_word(tokens, words, head))
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
     # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
     kind = (HEAD_KIND * (end_vectors @ vectors([tokens[head]])[0])
             if end_vectors is not None and len(end_vectors) and head_word is not None else np.zeros(len(signatures)))
-    head_row = int(naming[:head_word].sum()) if head_word is not None and naming[head_word] else None
-    head_grams = [g for g, members in enumerate(gram_words) if head_word in members] if head_word is not None else []
-    agents = _agents_named(tokens[head], relation_texts) if head_word is not None else set()
+    head_row = int(naming[:typed_head].sum()) if typed_head is not None and naming[typed_head] else None
+    head_grams = [g for g, members in enumerate(gram_words) if typed_head in members] if typed_head is not None else []
+    agents = _agents_named(tokens[head], relation_texts) if typed_head is not None else set()
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
     for i, s in enumerate(used):
@@ -547,12 +560,16 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             typed = int(last_relation) if last_direction == inverse[int(last_relation)] else -1
         else:
             typed = int(last_relation) if last_direction == FORWARD or int(last_relation) in agents else -1
-        key = (tuple(ids), typed if head_grams else -1)
+        # The end nodes' names say the kind asked for ("which lab": `… Lab`): the noun names the last step, which no
+        # other word need name ("which lab does X's advisor work in": `hasAdvisor> memberOf>`).
+        kind_named = head_word is not None and s in kind_named_ends
+        named_ids = [r for r in ids if r != int(last_relation)] if kind_named and len(ids) > 1 else ids
+        key = (tuple(named_ids), typed if head_grams else -1)
         if key not in named_by:
             if head_grams and typed not in typed_named:
                 typed_named[typed] = gram_named.copy()
                 typed_named[typed][np.ix_(head_grams, [r for r in range(gram_named.shape[1]) if r != typed])] = -1.0
-            named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, ids)
+            named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, named_ids)
         precision = min(named_by[key], MENTION_CAP)
         explained = covered[:, ids].max(axis=1)
         if head_row is not None:
@@ -571,6 +588,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if asks_where and place_ends and s not in place_ends:
             first[i] -= WHERE_COST
         first[i] += kind[s]
+        if kind_named:
+            first[i] += NAME_KIND
         if category and (tuple(signatures[s][-1]) in categorical if categorical
                          else s in unnamed_ends and s not in value_ends):
             first[i] += CATEGORY_GAIN

@@ -61,6 +61,21 @@ def same_word(a: str, b: str) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
+def holds_word(name: str, word: str, last: bool = False) -> bool:
+    """Whether the name is of one thing of the kind `word` says: one of its words is `word` in the singular, beside
+    other content words ("Quillon Language Lab" holds "labs", "Department of Mirror Linguistics" "department";
+    "Plantation Row" does not hold "plant", nor the groups "Nordic countries" "country", nor `Celebrity` itself);
+    `last`: as its last word, a kind of that thing ("Rock music", "Pop art"; not "Government of Canada")."""
+    tokens = analyzer_tokens(name)
+    if sum(t not in STOP_WORDS for t in tokens) < 2 or name.islower():  # a tag ("hammer film productions") names none
+        return False
+    from lemminflect import getAllLemmas
+
+    singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+    wanted = {singular, *getAllLemmas(word).get("NOUN", ())} - ({word} if singular != word else set())
+    return tokens[-1] in wanted if last else any(t in wanted for t in tokens)
+
+
 def relation_name_words(relation_texts: Iterable[str]) -> frozenset[str]:
     """The words of relations' own names (Freebase's `location.country.languages_spoken` gives "languages",
     "spoken": its domain and type are classes, not what the relation says)."""
@@ -140,17 +155,27 @@ WH_DETERMINERS = frozenset({"what", "which"})
 _KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms", "style", "styles"})
 
 
+# Verbs that follow the noun a "which …" question asks for: "which *lab* does X work in" makes "lab" (in no
+# dictionary) that noun.
+AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "will"})
+
+
 def asked_kind(tokens: Sequence[str]) -> int | None:
     """The position of the common noun a "what"/"which" question asks for ("what *guitar* does …", "what type of
-    *cancer* did …", "in which *city* …"), or None: a word in the dictionary as a noun right after the determiner
-    (after "kind of" / "type of" when said), among the question's first three words."""
+    *cancer* did …", "in which *city* …", "which *lab* does …"), or None: a word in the dictionary as a noun right
+    after the determiner (after "kind of" / "type of" when said), or a word in no dictionary there that an
+    auxiliary follows, among the question's first three words."""
+    from lemminflect import getAllLemmas
+
     for i, token in enumerate(tokens[:3]):
         if token not in WH_DETERMINERS:
             continue
         j = i + 1
         if j + 1 < len(tokens) and tokens[j] in _KIND_WORDS and tokens[j + 1] == "of":
             j += 2
-        if j < len(tokens) and tokens[j] not in STOP_WORDS and is_a_noun(tokens[j]):
+        if j < len(tokens) and tokens[j] not in STOP_WORDS and (
+                is_a_noun(tokens[j]) or (j + 1 < len(tokens) and tokens[j + 1] in AUXILIARIES
+                                         and not getAllLemmas(tokens[j]))):
             return j
         return None
     return None

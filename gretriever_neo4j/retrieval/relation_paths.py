@@ -73,6 +73,7 @@ SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also
                            "colleague", "colleagues", "coworker", "coworkers", "fellow", "fellows", "peers",
                            "sibling", "siblings"})
 MATE = re.compile(r"^([a-z]{4,})mates?$")  # "bandmates", "teammate", "classmates": X's band, team, class, shared
+CO_NOUN = re.compile(r"^co([a-z]{4,})$")  # "coauthors", "costars", "cofounders": they share X's paper, film, firm
 
 
 def asks_for_a_category(masked_question: str) -> bool:
@@ -115,8 +116,14 @@ def asks_what_is_shared(question: str) -> bool:
     tokens = set(analyzer_tokens(question))
     if SHARING_WORDS & tokens:
         return True
-    mates = (MATE.match(t) for t in tokens)  # not "estimate", "animate": what comes before "mate" is a noun
-    return any(m is not None and "NOUN" in getAllLemmas(m.group(1)) for m in mates)
+    mates = [MATE.match(t) for t in tokens]  # not "estimate", "animate": what comes before "mate" is a noun
+    if any(m is not None and "NOUN" in getAllLemmas(m.group(1)) for m in mates):
+        return True
+    # "co" and a noun, where the dictionary does not know the word as another noun ("coaches": coach, not co-ache)
+    co = ((m, getAllLemmas(m.string).get("NOUN")) for m in (CO_NOUN.match(t) for t in tokens) if m is not None)
+    return any("NOUN" in getAllLemmas(m.group(1))
+               and (not own or any(lemma == "co" + part for lemma in own
+                                   for part in getAllLemmas(m.group(1))["NOUN"])) for m, own in co)
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,39 @@ def test_what_someone_did_or_is_known_for_is_their_profession(embedder):
         assert answers(view, embedder, question, masked) == ["Cartographer"], question
 
 
+def test_a_which_noun_the_answers_names_say_takes_the_walk_to_them(embedder):
+    """"which lab does X's advisor work in": the labs' names say "Lab"; the advisor (a person) is not what is
+    asked, though no word names `memberOf`; "which department offers X" stops at `… Department`, not its
+    faculty."""
+    triples = [("Philippa Goodbody", "hasAdvisor", "Delyth Venning"),
+               ("Delyth Venning", "memberOf", "Quillon Language Lab"),
+               ("Philippa Goodbody", "enrolledIn", "Reflexive Syntax"),
+               ("Delyth Venning", "teaches", "Reflexive Syntax"),
+               ("Reflexive Syntax", "offeredBy", "Department of Mirror Linguistics"),
+               ("Department of Mirror Linguistics", "isPartOf", "Faculty of Signs and Computation")]
+    view = view_of(triples, embedder)
+    assert answers(view, embedder, "which lab does Philippa Goodbody's advisor work in",
+                   "which lab does X's advisor work in") == ["Quillon Language Lab"]
+    course = view.node_texts.index("Reflexive Syntax")
+    assert answers(view, embedder, "which department offers Reflexive Syntax", "which department offers X",
+                   anchor=course) == ["Department of Mirror Linguistics"]
+    assert answers(view, embedder, "which faculty offers Reflexive Syntax", "which faculty offers X",
+                   anchor=course) == ["Faculty of Signs and Computation"]
+
+
+def test_the_which_noun_and_its_verb_are_one_mention(embedder):
+    """"which carriers carry X": "carriers" and "carry" both name `Carries`, but they say it once (the noun asks
+    for who carries), so the walk is not out and back along it (the other goods of X's carriers)."""
+    triples = [("Orrick Air Cargo", "Carries", "Kelzor Router"), ("Orrick Air Cargo", "Carries", "Rasquil Drone"),
+               ("Pelorin Rail Freight", "Carries", "Kelzor Router"),
+               ("Pelorin Rail Freight", "Carries", "Soviv Scooter"),
+               ("Kelzor Router", "Stored At", "Gullwing Depot")]
+    view = view_of(triples, embedder)
+    router = view.node_texts.index("Kelzor Router")
+    assert sorted(answers(view, embedder, "which carriers carry the Kelzor Router", "which carriers carry the X",
+                          anchor=router)) == ["Orrick Air Cargo", "Pelorin Rail Freight"]
+
+
 def test_the_kind_a_which_question_asks_for_names_no_merely_related_relation(embedder):
     """"which club" asks for a club: it does not name `league` (MiniLM rates them 0.56), so the walk stops at the
     club X plays for; a noun that is a relation's own word still names it ("which league": the club's league)."""

@@ -2,6 +2,7 @@ import pytest
 
 from gretriever_neo4j.retrieval.naming import (
     asked_kind,
+    holds_word,
     initials,
     may_be_acronym,
     name_overlap,
@@ -64,6 +65,8 @@ def test_a_short_word_in_no_dictionary_may_be_an_acronym(word, expected):
     ("in which city was she born", "city"),
     ("who plays the guitar", None),
     ("what did einstein discover", None),  # "did" is no noun
+    ("which lab does she work in", "lab"),  # in no dictionary, but a verb follows it
+    ("which tupac album is best", None),  # a name: no verb follows it
 ])
 def test_asked_kind_is_the_noun_a_what_or_which_question_asks_for(question, expected):
     tokens = question.split()
@@ -78,3 +81,9 @@ def test_saint_mount_and_fort_compare_abbreviated():
     assert other_spelling(("st", "lucy")) == "saint lucy"
     assert other_spelling(("fort", "worth")) == "ft worth"
     assert other_spelling(("tom", "hanks")) is None
+
+
+def test_a_name_holds_a_word_in_its_singular_or_plural():
+    assert holds_word("Quillon Language Lab", "labs") and holds_word("Department of Mirror Linguistics", "department")
+    assert holds_word("Saltreach City", "cities")
+    assert not holds_word("Plantation Row", "plant") and not holds_word("Harthmere", "city")

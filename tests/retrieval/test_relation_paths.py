@@ -154,6 +154,8 @@ def test_a_question_about_what_is_shared_keeps_the_way_out_and_back_in_the_beam(
     assert shared_genre in [beam(0.1).paths[p] for p in beam(0.1).final]
     assert asks_what_is_shared("what genres are the films that share a director with X")
     assert not asks_what_is_shared("what genre is the film X")
+    assert asks_what_is_shared("who are X's coauthors") and asks_what_is_shared("name the costars of X")
+    assert not asks_what_is_shared("which countries border X") and not asks_what_is_shared("who are X's cousins")
     for question in ("who are X's bandmates", "name X's teammates", "who are X's colleagues", "X's siblings"):
         assert asks_what_is_shared(question), question
     for question in ("estimate the climate of X", "what did X animate", "the ultimate X"):  # not mates
