@@ -205,6 +205,7 @@ class ZeroShotReader:
              question_full: np.ndarray | None = None) -> Reading:
         from gretriever_neo4j.retrieval.relation_paths import (
             PathConfig,
+            asks_for_a_category,
             is_a_common_noun,
             is_a_value,
             is_opaque,
@@ -229,7 +230,6 @@ class ZeroShotReader:
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations, wh_head
             from gretriever_neo4j.retrieval.naming import holds_word
-            from gretriever_neo4j.retrieval.relation_paths import asks_for_a_category
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
             # ("director", a tag), and masking it would hide the very word the question asks with.
@@ -238,13 +238,13 @@ class ZeroShotReader:
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
-            head = wh_head(analyzer_tokens(masked))
+            tokens = analyzer_tokens(masked)
+            head = wh_head(tokens)
             kind_named = np.zeros(view.num_nodes, dtype=bool)
             if head is not None:
-                asked = analyzer_tokens(masked)[head]
                 # "what kind of music", "what form of government": `Rock music`, a kind of it, not `Government of X`
-                last = asks_for_a_category(masked) or (head >= 2 and analyzer_tokens(masked)[head - 1] == "of")
-                kind_named = np.asarray([holds_word(t, asked, last) for t in view.node_texts], dtype=bool)
+                last = asks_for_a_category(masked) or (head >= 2 and tokens[head - 1] == "of")
+                kind_named = np.asarray([holds_word(t, tokens[head], last) for t in view.node_texts], dtype=bool)
             sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
                                          self.texts, ways_through=lands_opaque, categorical=view.categorical,
                                          value_ends=_ending_all_in(found, value),

@@ -539,7 +539,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         hop_cost = max(hop_cost, UNNAMED_HOP_COST)
     sides = anchor_sides(masked_question)
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None,
-                        _head_word(tokens, words, head))
+                        head_word)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
     # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
     kind = (HEAD_KIND * (end_vectors @ vectors([tokens[head]])[0])

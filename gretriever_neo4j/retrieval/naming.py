@@ -69,11 +69,17 @@ def holds_word(name: str, word: str, last: bool = False) -> bool:
     tokens = analyzer_tokens(name)
     if sum(t not in STOP_WORDS for t in tokens) < 2 or name.islower():  # a tag ("hammer film productions") names none
         return False
+    wanted = _singular_forms(word)
+    return tokens[-1] in wanted if last else any(t in wanted for t in tokens)
+
+
+@functools.lru_cache(maxsize=4096)
+def _singular_forms(word: str) -> frozenset[str]:
+    """The word's singular forms ("labs" -> lab; "cities" -> city), not the plural itself: asked once per node."""
     from lemminflect import getAllLemmas
 
     singular = word[:-1] if word.endswith("s") and not word.endswith("ss") else word
-    wanted = {singular, *getAllLemmas(word).get("NOUN", ())} - ({word} if singular != word else set())
-    return tokens[-1] in wanted if last else any(t in wanted for t in tokens)
+    return frozenset({singular, *getAllLemmas(word).get("NOUN", ())} - ({word} if singular != word else set()))
 
 
 def relation_name_words(relation_texts: Iterable[str]) -> frozenset[str]:

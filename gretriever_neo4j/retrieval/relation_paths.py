@@ -116,14 +116,16 @@ def asks_what_is_shared(question: str) -> bool:
     tokens = set(analyzer_tokens(question))
     if SHARING_WORDS & tokens:
         return True
-    mates = [MATE.match(t) for t in tokens]  # not "estimate", "animate": what comes before "mate" is a noun
+    mates = (MATE.match(t) for t in tokens)  # not "estimate", "animate": what comes before "mate" is a noun
     if any(m is not None and "NOUN" in getAllLemmas(m.group(1)) for m in mates):
         return True
     # "co" and a noun, where the dictionary does not know the word as another noun ("coaches": coach, not co-ache)
-    co = ((m, getAllLemmas(m.string).get("NOUN")) for m in (CO_NOUN.match(t) for t in tokens) if m is not None)
-    return any("NOUN" in getAllLemmas(m.group(1))
-               and (not own or any(lemma == "co" + part for lemma in own
-                                   for part in getAllLemmas(m.group(1))["NOUN"])) for m, own in co)
+    for m in filter(None, (CO_NOUN.match(t) for t in tokens)):
+        parts = getAllLemmas(m.group(1)).get("NOUN", ())
+        own = getAllLemmas(m.string).get("NOUN", ())
+        if parts and (not own or any("co" + part in own for part in parts)):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
