@@ -190,7 +190,7 @@ class ZeroShotReader:
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
         similarities that relation-path retrieval uses)."""
-        from gretriever_neo4j.reader.coverage import TextVectors
+        from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_paths import RelationTexts
 
         if scoring not in ("coverage", "steps"):
@@ -228,7 +228,8 @@ class ZeroShotReader:
         value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         if self.scoring == "coverage":
-            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations, wh_head
+            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
+            from gretriever_neo4j.reader.wording import wh_head
             from gretriever_neo4j.retrieval.naming import holds_word
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
@@ -290,8 +291,8 @@ class ZeroShotReader:
                           exclude: set[int]) -> np.ndarray:
         """What moves an answer ahead of those the walks rate alike (`reader.ordering`): the order in time the
         question asks for, then the similarity to the noun a "which"/"what" question opens with."""
-        from gretriever_neo4j.reader.coverage import wh_head
         from gretriever_neo4j.reader.ordering import time_order
+        from gretriever_neo4j.reader.wording import wh_head
         from gretriever_neo4j.retrieval.linking import analyzer_tokens
 
         out = np.zeros(view.num_nodes)

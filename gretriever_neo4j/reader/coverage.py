@@ -70,39 +70,53 @@ graphs (bench/fictional_kgs.py) the rules for users' directions, values and the 
 0.88 and 0.67 -> 0.74; lower-case ends 0.74 -> 0.77 on the second.
 
 Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
-precision only, and cached by text (it does not depend on the question). Everything is a pure function of
-texts and an `embed(texts) -> (n, d)` callable.
+precision only, and cached by text (it does not depend on the question: `text_vectors.TextVectors`). Everything
+is a pure function of texts and an `embed(texts) -> (n, d)` callable. What the question's words say by themselves
+(stems, word families, roles, the which-noun, the origin and identity forms) is `wording`'s.
 """
+
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 
 import numpy as np
 
-from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
-from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
+from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.wording import (
+    IDENTITY_WORD,
+    ORIGIN_WORD,
+    TIME_WORDS,
+    WHEN,
+    WHERE,
+    WHO,
+    Step,
+    agents_named,
+    anchor_sides,
+    asks_identity,
+    asks_origin,
+    content_words,
+    head_word_index,
+    inverse_named,
+    names_its_head,
+    own_name,
+    same_stems,
+    stem_match,
+    wh_head,
+    word_family,
+    word_grams,
+)
+from gretriever_neo4j.retrieval.linking import analyzer_tokens
 from gretriever_neo4j.retrieval.relation_paths import (
-    BACKWARD,
-    CATEGORY_WORDS,
     FORWARD,
     asks_for_a_category,
     asks_what_is_shared,
     humanize_relation,
 )
 
-Step = tuple[int, int]
-PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
 SHORTLIST = 24
 HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win
 WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
-WHO = frozenset({"who", "whom", "whose"})
-WHERE = frozenset({"where"})
-WHEN = frozenset({"when"})
-TIME_WORDS = frozenset({"year", "years", "date", "dates", "day", "decade"})
 VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only (or "who" by places), a "when" one
 WHEN_COST = 0.6  # ... by no number or date, where some walk ends on them: a time is all a "when" question asks for
 WHERE_COST = 0.15  # a "where" question answered by no place, where some walk ends on places: "where did X go to
@@ -123,147 +137,18 @@ HEAD_KIND = 0.5
 # 0.49, "which albums" / `record label` 0.52): there it took a walk one hop past the answer. Measured: WebQSP +6 -2
 # questions, MetaQA +1, the invented sports and music graphs +3.
 HEAD_NAMES = 0.65
-PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
 ROUND_TRIP = 0.15
 CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 LEXICAL = 0.8  # the similarity a shared stem counts as
-STEM = 4  # letters two words share at their start (or a long word holds) to share a stem
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
 NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
 NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
-# Words that name one kind of relation without sharing a stem, where the embedder does not see it (MiniLM rates
-# "describe" against `has tags` 0.16): a relation of descriptors (tags, keywords, topics, themes) is what a question
-# asks to "describe" something by.
-# Likewise a relation of work (`works for`, `employer`) is what a question asks with "employs" or "colleagues"
-# (MiniLM rates "colleagues" nearer `married to`).
-# "Where is X from" asks for X's origin: a place of birth, an origin, a hometown (MiniLM rates the question nearer
-# `nationality`, a country, where WebQSP's answers, and a person asking, mean the town; only in such a question is
-# "from" a word at all: `asks_origin`).
-# What someone is "famous" for, their "job" or "career", is their profession or occupation (MiniLM rates "what was
-# X famous for" nearer `nationality`).
-# Where a thing is "located" is what contains it, Freebase's `containedby`, which the embedder rates far from the
-# word, so that "where is X located" went on past it to a relation merely named "location" (a team's, an event's).
-# Where a company is "based" is its headquarters (MiniLM rates "based" nearer `founded by` than `headquartered in`).
-WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
-                 frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
-                 frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
-                 frozenset({"famous", "profession", "occupation", "job", "career"}),
-                 frozenset({"locate", "containedby"}),
-                 frozenset({"base", "headquarter", "headquarters", "hq"}),
-                 frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}))
-# Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
-# students" over `doctoral advisor`, "who are X's children" over Freebase's `parents`). Such a word names the
-# relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation
-# names (the head where its text names its head, "parent of"; else the tail).
-INVERSE_ROLES = ((frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"})),
-                 (frozenset({"advisor", "adviser", "supervisor", "mentor", "teacher", "tutor"}),
-                  frozenset({"student", "pupil", "mentee", "protege", "advisee", "supervisee"})),
-                 (frozenset({"manager", "boss", "supervisor", "superior"}), frozenset({"subordinate"})))
 INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way
-ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
-ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
-IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
-# The words besides X of a "what" question that asks what X is or does: "what did X do (for a living)", "what was X
-# (best) known for", "what is X famous for"
-IDENTITY_WHAT = frozenset({"known", "famous", "best", "most", "well", "become", "living", "life", "work", "job"})
-# What contains places names `located in` (not one another: a state is no country), and a city, what is located,
-# does not.
-CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
-LOCATED = frozenset({"locate", "contain", "containedby"})  # `located in`, Freebase's `containedby`, `contains`
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
-# The one function word that names something: what a thing is "about" is its topics ("which films are about X").
-FUNCTION_WORDS = STOP_WORDS - {"about"}
-
-
-def content_words(masked_question: str, keep: frozenset[str] = frozenset()) -> list[str]:
-    """The question's words that can name a relation: not function words (`FUNCTION_WORDS`) unless in `keep`, not
-    the anchors' placeholder."""
-    return [w for w in analyzer_tokens(masked_question)
-            if (w not in FUNCTION_WORDS or w in keep) and w != PLACEHOLDER]
-
-
-def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
-    """"where is X from", "where did X come from": a "where" question that says nothing but "from" (and "come",
-    "originally") asks for X's origin, where X has one a step away (a place of birth, an origin, a hometown:
-    `WORD_FAMILIES`). Not "where did X graduate from" (its school), nor where X is a language or a people with no
-    origin of its own (WebQSP: "where did the Flemish come from" had gone to a member's birthplace)."""
-    tokens = analyzer_tokens(masked_question)
-    if not (WHERE & set(tokens[:3]) and ORIGIN_WORD in tokens):
-        return False
-    if not set(content_words(masked_question)) <= ORIGIN_VERBS:
-        return False
-    return _names_a_step(ORIGIN_WORD, signatures, relation_texts)
-
-
-def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
-    """"who is X", "who was X": a question of nothing but "who" and X asks what X is, which for someone with a
-    profession or occupation a step away is that (WebQSP: "who is Angelina Jolie" had been answered "Female"); so do
-    "what was X", "what did X do (for a living)", "what was X known for" (`IDENTITY_WHAT`)."""
-    tokens = analyzer_tokens(masked_question)
-    if not (tokens[:1] and PLACEHOLDER in tokens):
-        return False
-    said = set(content_words(masked_question))
-    if not ((tokens[0] in WHO and not said) or (tokens[0] == "what" and said <= IDENTITY_WHAT)):
-        return False
-    return _names_a_step(IDENTITY_WORD, signatures, relation_texts)
-
-
-def _names_a_step(word: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
-    """Whether `word` names (`same_stems`) the relation of some one-step forward signature: the anchor has such a
-    relation itself."""
-    named = same_stems([word], relation_texts, frozenset({word}))[0]
-    return any(len(signature) == 1 and signature[0][1] == FORWARD and named[int(signature[0][0])]
-               for signature in signatures)
-
-
-def anchor_sides(masked_question: str) -> list[int]:
-    """For each of `content_words`: -1 if it stands before the anchors' first placeholder, +1 right after a
-    placeholder and only a noun ("X actors": the actors of X; lemminflect's parts of speech), 0 otherwise."""
-    from lemminflect import getAllLemmas
-
-    sides, side, previous = [], -1, None
-    for token in analyzer_tokens(masked_question):
-        if token == PLACEHOLDER:
-            side = 0
-        elif token not in FUNCTION_WORDS:
-            owned = previous == PLACEHOLDER and set(getAllLemmas(token)) == {"NOUN"}
-            sides.append(1 if owned else side)
-        previous = token
-    return sides
-
-
-@lru_cache(maxsize=65_536)
-def names_its_head(relation_text: str) -> bool:
-    """Whether a relation's text names the node its edges start from: "author of", "parent of" (the head is the
-    author, the parent), "works for", "lives in" (a verb and its preposition: the head does it). "directed by",
-    "starred actors", "has genre", "in language" name the tail."""
-    from lemminflect import getAllLemmas
-
-    words = humanize_relation(relation_text).lower().split()
-    if not words:
-        return False
-    if words[-1] == "of" and len(words) > 1:
-        return True
-    return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
-            and "AUX" not in getAllLemmas(words[0]))
-
-
-def wh_head(tokens: Sequence[str]) -> int | None:
-    """The index of the noun a "which"/"what" question opens with ("which *city* was X born in", "in what *year*
-    …", "what type of *music* did X play": `naming.asked_kind`): the kind of thing asked for, or None."""
-    head = asked_kind(tokens)
-    return None if head is None or tokens[head] in FUNCTION_WORDS or tokens[head] == PLACEHOLDER else head
-
-
-def word_grams(words: Sequence[str]) -> list[str]:
-    """Words and adjacent pairs ("release year", "acted by" read better as pairs than word by word)."""
-    return list(words) + [f"{a} {b}" for a, b in zip(words, words[1:])]
-
-
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
     """How well the question names the worst named of relations `ids` when each word names one relation at most:
     relations take, best named first, the best word or word pair whose words no other relation took — or each a
@@ -289,72 +174,6 @@ def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], 
                 break
         least = min(least, best if np.isfinite(best) else 0.0)
     return float(least)
-
-
-def same_stems(texts: Sequence[str], relations: Sequence[str], keep: frozenset[str] = frozenset()) -> np.ndarray:
-    """(T, R) 1 where a word of the text and a word of the relation share a stem ("director" and "directed",
-    "screenwriter" and "written"): the embedder rates such pairs low (MiniLM: "screenwriter" / "written by"
-    barely above "screenwriter" / "in language"), and a shared stem is the surest sign that a word names a
-    relation. Only the relation's own name counts, not the domain and type a Freebase name starts with
-    ("location.location.containedby": "located" names every location relation), and "what type of …" asks
-    for a category, it does not name `notable types`."""
-    out = np.zeros((len(texts), len(relations)), np.float32)
-    relation_words = [content_words(own_name(r)) for r in relations]
-    for t, text in enumerate(texts):
-        for word in content_words(text, keep):
-            if word in CATEGORY_WORDS:
-                continue
-            for r, parts in enumerate(relation_words):
-                if any(_stem_match(word, part) for part in parts):
-                    out[t, r] = 1.0
-    return out
-
-
-def own_name(relation_text: str) -> str:
-    """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
-    nothing of what this relation is)."""
-    return humanize_relation(relation_text.rsplit(".", 1)[-1])
-
-
-def _stem_match(a: str, b: str) -> bool:
-    if a == b:  # "what art did X do" / `art forms`: a word too short for a stem is still the relation's word
-        return True
-    if len(a) < STEM or len(b) < STEM:
-        return False
-    lemmas_a, lemmas_b = word_lemmas(a), word_lemmas(b)
-    if lemmas_a & lemmas_b:  # "wrote" / `written`, "spoken" / "speak": no shared prefix
-        return True
-    if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
-        return True
-    if _inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`
-        return True
-    if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
-        return True
-    # A stem is most of the shorter word ("director" / `directed`, "home" / `home ground`), not any four letters
-    # ("companies" / `competes with`: the invented companies graph 0.709 -> 0.827); a compound holds a whole lemma
-    # ("screenwriter" / `written by`: write).
-    common = common_prefix(a, b)
-    return (common >= max(STEM, min(len(a), len(b)) - 2)
-            or any(len(lemma) >= STEM and lemma in b for lemma in lemmas_a if len(b) > len(lemma))
-            or any(len(lemma) >= STEM and lemma in a for lemma in lemmas_b if len(a) > len(lemma)))
-
-
-def _inverse_roles(lemmas_a: frozenset[str], lemmas_b: frozenset[str]) -> bool:
-    return any((lemmas_a & one and lemmas_b & other) or (lemmas_a & other and lemmas_b & one)
-               for one, other in INVERSE_ROLES)
-
-
-def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
-    """Relations a question word names by the inverse of the role the relation's own name says ("students" /
-    `doctoral advisor`), with the direction a step along each must take to reach that word's side: backward where
-    the name says the tail's role (`doctoral advisor`, `parents`), forward where it says the head's (`parent of`)."""
-    lemmas = [word_lemmas(w) for w in words]
-    out = {}
-    for r, text in enumerate(relation_texts):
-        own = [word_lemmas(part) for part in content_words(own_name(text))]
-        if any(_inverse_roles(q, o) for q in lemmas for o in own):
-            out[r] = FORWARD if names_its_head(text) else BACKWARD
-    return out
 
 
 def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.ndarray:
@@ -390,9 +209,9 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
     for relation in set(best.tolist()):
         chosen = np.flatnonzero((best == relation) & (word_relation[:, relation] >= NAMED_SIMILARITY)
                                 & (gap >= NAMED_MARGIN))
-        if head is not None and head in chosen and any(_stem_match(words[head], words[i]) for i in chosen if i != head):
+        if head is not None and head in chosen and any(stem_match(words[head], words[i]) for i in chosen if i != head):
             chosen = chosen[chosen != head]
-        if len(chosen) < 2 or len({_family(words[i]) for i in chosen}) < 2:  # "describing what X is about": once
+        if len(chosen) < 2 or len({word_family(words[i]) for i in chosen}) < 2:  # "describing what X is about": once
             continue
         parts = content_words(humanized[relation]) or [humanized[relation]]
         nearest = (vectors([words[i] for i in chosen]) @ vectors(parts).T).argmax(axis=1)
@@ -403,28 +222,6 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
             if {-1, 1} <= around:
                 twice.add(relation)
     return twice
-
-
-def _family(word: str) -> str | int:
-    """The `WORD_FAMILIES` index a word belongs to, else the word itself."""
-    lemmas = word_lemmas(word)
-    return next((i for i, family in enumerate(WORD_FAMILIES) if lemmas & family), word)
-
-
-def _agents_named(noun: str, relation_texts: Sequence[str]) -> set[int]:
-    """Relations whose text names its head with a verb (`names_its_head`: "plays for", "author of") of which `noun`
-    is the doer ("players", "authors"): their heads are what the noun asks for."""
-    lemmas = word_lemmas(noun)
-    return {r for r, text in enumerate(relation_texts)
-            if names_its_head(text) and lemmas & word_lemmas((own_name(text).lower().split() or [""])[0])}
-
-
-def _head_word(tokens: Sequence[str], words: Sequence[str], head: int | None) -> int | None:
-    """`wh_head`'s `head` as an index into the question's content words."""
-    if head is None or tokens[head] in CATEGORY_WORDS:
-        return None
-    index = sum(1 for t in tokens[:head] if t not in FUNCTION_WORDS and t != PLACEHOLDER)
-    return index if index < len(words) and words[index] == tokens[head] else None
 
 
 def signature_question(relation_texts: Sequence[str], signature: Sequence[Step]) -> str:
@@ -443,37 +240,6 @@ def signature_question(relation_texts: Sequence[str], signature: Sequence[Step])
             inner = f"the thing {inner} {words}" if direction == FORWARD else f"the one who {words} {inner}"
     return f"what is {inner}"
 
-
-class TextVectors:
-    """Unit vectors of short texts (words, relation names, signature questions), each embedded once; bounded
-    (least recently used texts are dropped), safe to share between threads."""
-
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], capacity: int = 200_000):
-        self.embed = embed
-        self.capacity = capacity
-        self._known: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        texts = list(texts)
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._known]
-        if missing:
-            vectors = np.asarray(self.embed(missing), dtype=np.float32).reshape(len(missing), -1)
-            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            with self._lock:
-                self._known.update(zip(missing, vectors / norms))
-                while len(self._known) > self.capacity:
-                    self._known.popitem(last=False)
-        with self._lock:
-            rows = [self._known.get(t) for t in texts]
-        if any(row is None for row in rows):  # evicted by another thread meanwhile: embed again, uncached
-            return self.embed_uncached(texts)
-        return np.stack(rows) if rows else np.zeros((0, 0), np.float32)
-
-    def embed_uncached(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.embed(texts), dtype=np.float32).reshape(len(texts), -1)
-        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
@@ -520,7 +286,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     named_by: dict[tuple[int, ...], float] = {}
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
-    head_word = _head_word(tokens, words, head)
+    head_word = head_word_index(tokens, words, head)
     category = asks_for_a_category(masked_question)
     # "what kind of music is on X": the noun says what the answer is near (`kind`), not which relation it names
     typed_head = None if category else head_word
@@ -546,7 +312,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             if end_vectors is not None and len(end_vectors) and head_word is not None else np.zeros(len(signatures)))
     head_row = int(naming[:typed_head].sum()) if typed_head is not None and naming[typed_head] else None
     head_grams = [g for g, members in enumerate(gram_words) if typed_head in members] if typed_head is not None else []
-    agents = _agents_named(tokens[head], relation_texts) if typed_head is not None else set()
+    agents = agents_named(tokens[head], relation_texts) if typed_head is not None else set()
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
     for i, s in enumerate(used):

@@ -37,7 +37,7 @@ def relation_cache_path(embedder: str):
 DESCRIPTION = "relation paths (zero-shot: linked entities, then the relations that match the question)"
 
 # The beam follows a relation a word of the question names by a shared stem or word family ("directed" /
-# `directed_by`, "border" / `adjoins`: the zero-shot reader's `coverage.same_stems`) as if the embedder rated it at
+# `directed_by`, "border" / `adjoins`: the zero-shot reader's `wording.same_stems`) as if the embedder rated it at
 # least this similar: MiniLM rates such pairs barely above unrelated ones, and a path the retrieval drops the reader
 # cannot choose. Measured (bench/webqsp.py, bench/fictional_kgs.py): MetaQA 3-hop strict Hit@1 0.725 -> 0.835 and
 # answer in subgraph 0.93 -> 1.00, 2-hop 0.975 -> 0.99, 1-hop 0.96 -> 0.955; WebQSP 0.632 -> 0.638 (+28, -18;
@@ -48,7 +48,7 @@ NAMED_FLOOR = 0.6
 
 def named_by_words(masked_question: str, relation_texts: list[str]) -> np.ndarray:
     """Per relation text, `NAMED_FLOOR` where a word of the question names it by itself, else 0."""
-    from gretriever_neo4j.reader.coverage import same_stems
+    from gretriever_neo4j.reader.wording import same_stems
 
     return NAMED_FLOOR * same_stems([masked_question], relation_texts)[0]
 

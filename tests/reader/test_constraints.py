@@ -6,8 +6,8 @@ import numpy as np
 
 from gretriever_neo4j.reader import ZeroShotReader
 from gretriever_neo4j.reader.constraints import constraint_nodes, joined, linked_answers
-from gretriever_neo4j.reader.coverage import FUNCTION_WORDS
 from gretriever_neo4j.reader.paths import SubgraphView
+from gretriever_neo4j.reader.wording import FUNCTION_WORDS
 
 from fakes import FakeEmbedder
 

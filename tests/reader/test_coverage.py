@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.reader import coverage
-from gretriever_neo4j.reader.coverage import (
-    WORD_NAMES,
-    TextVectors,
-    content_words,
-    coverage_scores,
-    least_named,
-    names_its_head,
-    signature_question,
-    wh_head,
-    word_grams,
-)
-from gretriever_neo4j.retrieval.naming import analyzer_tokens
+from gretriever_neo4j.reader.coverage import WORD_NAMES, coverage_scores, least_named, signature_question
+from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.wording import content_words
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 
 from fakes import FakeEmbedder
@@ -35,11 +26,6 @@ def best(question: str, signatures, vectors) -> tuple:
     masked_vector = FakeEmbedder().embed([question])[0]
     scores = coverage_scores(question, masked_vector, signatures, RELATIONS, vectors)
     return signatures[int(np.argmax(scores))]
-
-
-def test_words_the_question_can_name_relations_with():
-    assert content_words("who directed the films X acted in") == ["directed", "films", "acted"]
-    assert word_grams(["release", "year", "films"]) == ["release", "year", "films", "release year", "year films"]
 
 
 def test_a_signature_reads_as_a_question_from_the_anchor_outwards():
@@ -83,18 +69,6 @@ def test_the_empty_signature_never_wins_and_the_shortlist_ranks_above_the_rest(v
     assert scores[0] == -np.inf
     assert np.argmax(scores) == 1
     assert scores[1] > scores[2:].max() + 5  # outside the shortlist: far below
-
-
-def test_text_vectors_embed_each_text_once_and_stay_bounded():
-    embedder = FakeEmbedder()
-    vectors = TextVectors(embedder.embed, capacity=3)
-    first = vectors(["a b", "c d"])
-    again = vectors(["c d", "a b"])
-    assert np.allclose(first[::-1], again)
-    assert sum(len(call) for call in embedder.calls) == 2
-    assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
-    vectors(["e", "f", "g", "h"])
-    assert len(vectors._known) == 3
 
 
 def test_who_asks_for_a_relations_value_not_for_what_points_at_the_anchor(vectors):
@@ -200,49 +174,8 @@ def test_a_relation_named_clearly_enough_is_named_however_much_more_sharply_anot
         coverage.MENTION_CAP = saved
 
 
-def test_words_that_share_a_stem_with_a_relations_own_name_name_it():
-    from gretriever_neo4j.reader.coverage import same_stems
-
-    relations = ["written_by", "directed_by", "location.location.area", "common.topic.notable_types",
-                 "location.location.containedby"]
-    found = same_stems(["screenwriter", "director", "located", "type", "release"], relations)
-    assert found.tolist() == [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0],
-                              [0, 0, 0, 0, 1],  # the domain and type of a Freebase name do not count; its own
-                              # name does ("located" / `containedby`: one family, `WORD_FAMILIES`)
-                              [0, 0, 0, 0, 0],  # "what type of …" asks for a category
-                              [0, 0, 0, 0, 0]]
-
-
-def test_a_stem_is_most_of_a_word_not_any_four_letters_it_starts_with():
-    """"companies" does not name `competes with` (they share "comp"), which had taken "which companies did X found"
-    one hop past the answer, to its competitors; stems, compounds and a short word that is the relation's own word
-    still name it."""
-    from gretriever_neo4j.reader.coverage import same_stems
-
-    relations = ["competes with", "founded by", "directed_by", "written_by", "home_ground", "art_forms",
-                 "location.location.containedby", "location.location.contains", "headquartered in"]
-    words = ["companies", "founder", "director", "screenwriter", "home", "art", "continent", "based"]
-    assert same_stems(words, relations).tolist() == [[0, 0, 0, 0, 0, 0, 0, 0, 0],
-                                                    [0, 1, 0, 0, 0, 0, 0, 0, 0],
-                                                    [0, 0, 1, 0, 0, 0, 0, 0, 0],
-                                                    [0, 0, 0, 1, 0, 0, 0, 0, 0],  # a compound holds "write"
-                                                    [0, 0, 0, 0, 1, 0, 0, 0, 0],
-                                                    [0, 0, 0, 0, 0, 1, 0, 0, 0],  # three letters, the same word
-                                                    [0, 0, 0, 0, 0, 0, 1, 1, 0],  # a container / what contains
-                                                    [0, 0, 0, 0, 0, 0, 0, 0, 1]]  # where a company is "based"
-
-
-def test_border_names_freebase_adjoins():
-    """MiniLM rates "border" far from Freebase's `adjoin_s` ("what countries border Argentina" had gone to the
-    countries of its form of government)."""
-    from gretriever_neo4j.reader.coverage import same_stems
-
-    relations = ["location.location.adjoin_s", "location.adjoining_relationship.adjoins", "location.location.contains"]
-    assert same_stems(["border", "borders", "neighbours"], relations).tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 0]]
-
-
 def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
-    from gretriever_neo4j.reader.coverage import same_stems
+    from gretriever_neo4j.reader.wording import same_stems
 
     relations = ["has_tags", "directed_by", "keywords", "in_language"]
     found = same_stems(["describe", "topics", "description", "themes", "words", "language"], relations)
@@ -269,16 +202,8 @@ def test_words_of_one_family_name_a_relation_without_sharing_a_stem(vectors):
     assert named_twice(twice, word_relation, ["has tags", "directed by"], vectors) == {1}
 
 
-def test_words_of_work_name_a_relation_of_work():
-    from gretriever_neo4j.reader.coverage import same_stems
-
-    relations = ["works for", "married to", "employer"]
-    found = same_stems(["employs", "colleagues", "employer", "spouse"], relations)
-    assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 0, 0]]
-
-
 def test_a_container_of_places_names_located_in_and_a_city_does_not(vectors):
-    from gretriever_neo4j.reader.coverage import same_stems
+    from gretriever_neo4j.reader.wording import same_stems
 
     assert same_stems(["country", "state", "continent", "city"], ["located in"]).tolist() == [[1], [1], [1], [0]]
     assert same_stems(["state", "located"], ["country"]).tolist() == [[0], [1]]  # a state is no country
@@ -302,13 +227,6 @@ def test_one_word_names_one_relation_of_a_path_at_most():
 def _best_of(question, signatures, relations, vectors, **kwargs):
     scores = coverage_scores(question, FakeEmbedder().embed([question])[0], signatures, relations, vectors, **kwargs)
     return signatures[int(np.argmax(scores))]
-
-
-def test_a_relation_text_says_whether_it_names_its_head():
-    assert names_its_head("author of") and names_its_head("memberOf") and names_its_head("works for")
-    assert names_its_head("organization.organization_member.member_of")
-    for text in ("directed_by", "starred_actors", "has_genre", "in_language", "people.person.place_of_birth", "of"):
-        assert not names_its_head(text), text
 
 
 def test_relations_that_name_their_head_read_from_it():
@@ -353,10 +271,6 @@ def test_a_pair_of_words_does_not_leave_a_named_relation_unnamed():
 
 
 def test_the_noun_a_which_question_opens_with_is_the_kind_of_answer(vectors):
-    assert wh_head(analyzer_tokens("in which city was X born")) == 2
-    assert wh_head(analyzer_tokens("what is the capital of X")) is None
-    assert wh_head(analyzer_tokens("who directed X")) is None
-    assert wh_head(analyzer_tokens("what type of music did X play")) == 3  # the kind of thing: music
     relations = ["birth place", "location city"]
     born = ((0, FORWARD),)
     born_then_back = ((0, FORWARD), (1, BACKWARD))  # the record labels located in X's birthplace
@@ -432,14 +346,9 @@ def test_a_which_question_prefers_walks_ending_near_its_noun(vectors):
         list(coverage_scores("who written X", None, [first, second], relations, vectors))
 
 
-
 def test_a_role_word_names_the_relation_of_its_inverse_role_backwards(vectors):
     # "X's doctoral students" are those whose doctoral advisor is X; "X's children" those whose parents include X
     forward, backward = ((0, FORWARD),), ((0, BACKWARD),)
-    assert coverage.inverse_named(["doctoral", "students"], ["doctoral advisor", "employer"]) == {0: BACKWARD}
-    assert coverage.inverse_named(["children"], ["people.person.parents"]) == {0: BACKWARD}
-    assert coverage.inverse_named(["children"], ["parent of"]) == {0: FORWARD}  # the head is the parent
-    assert coverage.inverse_named(["advisor"], ["doctoral advisor"]) == {}  # the relation's own role
     assert _best_of("who were X doctoral students", [forward, backward], ["doctoral advisor"], vectors) == backward
     assert _best_of("who was X doctoral advisor", [forward, backward], ["doctoral advisor"], vectors) == forward
     assert _best_of("who are the children of X", [forward, backward], ["parent of"], vectors) == forward

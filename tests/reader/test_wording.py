@@ -1,0 +1,83 @@
+"""How the question's words name relations (reader/wording.py): content words, the which-noun, shared stems, word
+families, inverse roles, relations that name their head. Pure functions of texts, no embedder."""
+
+from __future__ import annotations
+
+from gretriever_neo4j.reader.wording import (
+    content_words,
+    inverse_named,
+    names_its_head,
+    same_stems,
+    wh_head,
+    word_grams,
+)
+from gretriever_neo4j.retrieval.naming import analyzer_tokens
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
+
+
+def test_words_the_question_can_name_relations_with():
+    assert content_words("who directed the films X acted in") == ["directed", "films", "acted"]
+    assert word_grams(["release", "year", "films"]) == ["release", "year", "films", "release year", "year films"]
+
+
+def test_words_that_share_a_stem_with_a_relations_own_name_name_it():
+    relations = ["written_by", "directed_by", "location.location.area", "common.topic.notable_types",
+                 "location.location.containedby"]
+    found = same_stems(["screenwriter", "director", "located", "type", "release"], relations)
+    assert found.tolist() == [[1, 0, 0, 0, 0], [0, 1, 0, 0, 0],
+                              [0, 0, 0, 0, 1],  # the domain and type of a Freebase name do not count; its own
+                              # name does ("located" / `containedby`: one family, `WORD_FAMILIES`)
+                              [0, 0, 0, 0, 0],  # "what type of …" asks for a category
+                              [0, 0, 0, 0, 0]]
+
+
+def test_a_stem_is_most_of_a_word_not_any_four_letters_it_starts_with():
+    """"companies" does not name `competes with` (they share "comp"), which had taken "which companies did X found"
+    one hop past the answer, to its competitors; stems, compounds and a short word that is the relation's own word
+    still name it."""
+    relations = ["competes with", "founded by", "directed_by", "written_by", "home_ground", "art_forms",
+                 "location.location.containedby", "location.location.contains", "headquartered in"]
+    words = ["companies", "founder", "director", "screenwriter", "home", "art", "continent", "based"]
+    assert same_stems(words, relations).tolist() == [[0, 0, 0, 0, 0, 0, 0, 0, 0],
+                                                    [0, 1, 0, 0, 0, 0, 0, 0, 0],
+                                                    [0, 0, 1, 0, 0, 0, 0, 0, 0],
+                                                    [0, 0, 0, 1, 0, 0, 0, 0, 0],  # a compound holds "write"
+                                                    [0, 0, 0, 0, 1, 0, 0, 0, 0],
+                                                    [0, 0, 0, 0, 0, 1, 0, 0, 0],  # three letters, the same word
+                                                    [0, 0, 0, 0, 0, 0, 1, 1, 0],  # a container / what contains
+                                                    [0, 0, 0, 0, 0, 0, 0, 0, 1]]  # where a company is "based"
+
+
+def test_border_names_freebase_adjoins():
+    """MiniLM rates "border" far from Freebase's `adjoin_s` ("what countries border Argentina" had gone to the
+    countries of its form of government)."""
+    relations = ["location.location.adjoin_s", "location.adjoining_relationship.adjoins", "location.location.contains"]
+    assert same_stems(["border", "borders", "neighbours"], relations).tolist() == [[1, 1, 0], [1, 1, 0], [1, 1, 0]]
+
+
+def test_words_of_work_name_a_relation_of_work():
+    relations = ["works for", "married to", "employer"]
+    found = same_stems(["employs", "colleagues", "employer", "spouse"], relations)
+    assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 0, 0]]
+
+
+def test_a_relation_text_says_whether_it_names_its_head():
+    assert names_its_head("author of") and names_its_head("memberOf") and names_its_head("works for")
+    assert names_its_head("organization.organization_member.member_of")
+    for text in ("directed_by", "starred_actors", "has_genre", "in_language", "people.person.place_of_birth", "of"):
+        assert not names_its_head(text), text
+
+
+def test_the_noun_a_which_question_opens_with():
+    assert wh_head(analyzer_tokens("in which city was X born")) == 2
+    assert wh_head(analyzer_tokens("what is the capital of X")) is None
+    assert wh_head(analyzer_tokens("who directed X")) is None
+    assert wh_head(analyzer_tokens("what type of music did X play")) == 3  # the kind of thing: music
+
+
+def test_a_role_word_names_the_relation_of_its_inverse_role():
+    # "X's doctoral students" are those whose doctoral advisor is X; "X's children" those whose parents include X
+    assert inverse_named(["doctoral", "students"], ["doctoral advisor", "employer"]) == {0: BACKWARD}
+    assert inverse_named(["children"], ["people.person.parents"]) == {0: BACKWARD}
+    assert inverse_named(["children"], ["parent of"]) == {0: FORWARD}  # the head is the parent
+    assert inverse_named(["advisor"], ["doctoral advisor"]) == {}  # the relation's own role
