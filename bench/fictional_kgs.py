@@ -5,7 +5,10 @@ product's CLI only. Five have been read while the zero-shot rules were written (
 measurement. Two (`fictional_heldout2.py`: an organisation's HR export in snake_case, a biomedical graph) were
 written the same way and are only measured, never read for misses ("held-out"). A third held-out set
 (`fictional_heldout3.py`: a Freebase-style film wiki with opaque casting nodes, a software graph in UPPER_SNAKE, a
-travel wiki's sentence-case labels) was written the same way ("held-out-3").
+travel wiki's sentence-case labels) was written the same way ("held-out-3"). A fourth (`fictional_heldout4.py`:
+RDF-style camelCase, a Title Case supply chain) and a fifth (`fictional_heldout5.py`: a game's lore in prefixed IRIs,
+a family history in verb phrases with date literals, a kitchen in kebab-case) were written the same way, measured
+once before any change, then read for misses.
 
 For each graph: `gqa drop`, `gqa ingest triples`, then `gqa ask --questions` (reader answers, no LLM) with nothing
 trained (zero-shot), and with `--train` also after `gqa train --graph G` (self-supervised; its minutes reported).
@@ -17,7 +20,7 @@ pointing either way ("author of", "works for", "born in") and camelCase DBpedia-
 "birthPlace"). The questions were written before the zero-shot rules they measure were changed, and were not
 changed after; the tuned ones have since been read for misses, the held-out ones must not be.
 
-    python bench/fictional_kgs.py [--set all|tuned|held-out|held-out-3] [--train]
+    python bench/fictional_kgs.py [--set all|tuned|held-out|held-out-3|fourth|fifth] [--train]
         [--out bench/results/fictional_kgs.json]
 """
 
@@ -41,6 +44,7 @@ from fictional_heldout import companies, science  # noqa: E402
 from fictional_heldout2 import medicine, organisation  # noqa: E402
 from fictional_heldout3 import film_wiki, software, travel  # noqa: E402
 from fictional_heldout4 import logistics, university  # noqa: E402
+from fictional_heldout5 import family_history, game_lore, kitchen  # noqa: E402
 
 # Read while the zero-shot rules were written: companies and science were held out until their first measurement.
 GRAPHS = {"fictional-people": people_and_places, "fictional-music": music, "fictional-sports": sports,
@@ -52,8 +56,11 @@ HELD_OUT3 = {"fictional-film-wiki": film_wiki, "fictional-software": software, "
 # A fourth set, written the same way in session 21 (RDF-style camelCase with inverse pairs; Title Case supply chain):
 # measured once before any change, then read for misses.
 FOURTH = {"fictional-university": university, "fictional-logistics": logistics}
-SETS = {"tuned": GRAPHS, "held-out": HELD_OUT, "held-out-3": HELD_OUT3, "fourth": FOURTH,
-        "all": {**GRAPHS, **HELD_OUT, **HELD_OUT3, **FOURTH}}
+# A fifth set, written the same way in session 22 (compact prefixed IRIs; natural verb phrases with date and year
+# literals and kinship stored one way; kebab-case): measured once before any change, then read for misses.
+FIFTH = {"fictional-game-lore": game_lore, "fictional-family-history": family_history, "fictional-kitchen": kitchen}
+SETS = {"tuned": GRAPHS, "held-out": HELD_OUT, "held-out-3": HELD_OUT3, "fourth": FOURTH, "fifth": FIFTH,
+        "all": {**GRAPHS, **HELD_OUT, **HELD_OUT3, **FOURTH, **FIFTH}}
 NOT_READ = {**HELD_OUT, **HELD_OUT3}  # graphs whose misses are never written down
 
 
