@@ -9,7 +9,6 @@ Two readers share one protocol, `Reader` (`read(...) -> Reading`):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,12 +127,6 @@ def _similarities(view: SubgraphView, vector: np.ndarray | None, rows: np.ndarra
     return (rows @ vector) / np.maximum(norms, 1e-12)
 
 
-def humanize_relation(text: str) -> str:
-    """"directed_by" -> "directed by", "law.inventor.inventions" -> "law inventor inventions": relation names
-    embed far from questions with their separators in."""
-    return " ".join(re.split(r"[._/:]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " "))).strip() or text
-
-
 @runtime_checkable
 class Reader(Protocol):
     """Reads a retrieved subgraph: scores every node as an answer, from the walks that reach it from the anchors
@@ -173,6 +166,22 @@ def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     sums = np.add.reduceat(units[found.pair_node[order]], starts, axis=0)
     means[signatures] = sums / np.diff(np.append(starts, len(order)))[:, None]
     return means
+
+
+def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str) -> np.ndarray:
+    """Signatures the question cannot tell apart (`kinship.merged_relations`: "parents" over `is the father of` and
+    `is the mother of`; `married` either way) score as the best of them: their end nodes answer together."""
+    from gretriever_neo4j.reader.kinship import merged_relations
+    from gretriever_neo4j.reader.wording import content_words
+
+    same, both = merged_relations(relation_texts, content_words(masked))
+    if not both and all(s == r for r, s in enumerate(same)):
+        return scores
+    keys = [tuple((same[int(r)], -1 if int(r) in both else int(d)) for r, d in signature) for signature in signatures]
+    best: dict[tuple, float] = {}
+    for key, score in zip(keys, scores.tolist()):
+        best[key] = max(best.get(key, -np.inf), score)
+    return np.asarray([best[key] for key in keys], dtype=scores.dtype)
 
 
 class ZeroShotReader:
@@ -229,13 +238,15 @@ class ZeroShotReader:
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
-            from gretriever_neo4j.reader.wording import wh_head
+            from gretriever_neo4j.reader.kinship import spell_out_kinship
+            from gretriever_neo4j.reader.wording import plain_words, wh_head
             from gretriever_neo4j.retrieval.naming import holds_word
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
             # ("director", a tag), and masking it would hide the very word the question asks with.
             text = strip_topic_markers(question)
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
+            masked = plain_words(spell_out_kinship(masked, view.relation_texts))
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
@@ -254,6 +265,7 @@ class ZeroShotReader:
                                          kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
                                                           else set()),
                                          end_vectors=_mean_end_vectors(view, found))
+            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked)
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:
@@ -364,5 +376,5 @@ def read(reader, item: ReaderInput, masked_vector: np.ndarray, full_vector: np.n
 
 
 __all__ = ["Reading", "ReaderInput", "SubgraphView", "TrainedReader", "ZeroShotReader",
-           "answer_set", "find_anchors", "humanize_relation",
+           "answer_set", "find_anchors",
            "read", "reader_input", "walks"]

@@ -82,17 +82,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gretriever_neo4j.reader.kinship import is_kin, kin_steps
 from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
     ORIGIN_WORD,
-    TIME_WORDS,
-    WHEN,
     WHERE,
     WHO,
     Step,
     agents_named,
     anchor_sides,
+    asks_for_a_time,
     asks_identity,
     asks_origin,
     content_words,
@@ -100,6 +100,7 @@ from gretriever_neo4j.reader.wording import (
     inverse_named,
     names_its_head,
     own_name,
+    possessed_word,
     same_stems,
     stem_match,
     wh_head,
@@ -144,6 +145,13 @@ LEXICAL = 0.8  # the similarity a shared stem counts as
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
 NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
 NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
+# A question whose family words ask for several family hops ("parents of parents", spelled out from "grandparents":
+# `kinship.spell_out_kinship`) gains this for a walk of that many steps along the relations they name: the same
+# words name the one-hop walk as well.
+KIN_GAIN = 0.2
+# A walk whose first hop is no relation the noun X owns names ("where were X's *children* born", "who did X's
+# *children* marry": not X's spouse's children) costs this: the question asks about that thing, not about X.
+OWNED_COST = 0.15
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
 INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
@@ -270,7 +278,9 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     words = ([IDENTITY_WORD] if asks_identity(masked_question, signatures, relation_texts)
              else content_words(masked_question, kept) or ["thing"])
     asks_for_a_name = asks_who or asks_where
-    asks_when = bool(WHEN & opening) or (head is not None and tokens[head] in TIME_WORDS)
+    asks_when = asks_for_a_time(tokens, head)
+    kin = kin_steps(words)
+    kin_named = same_stems([w for w in words if is_kin(w)], relation_texts).any(axis=0) if kin else None
     grams = word_grams(words)
     humanized = [humanize_relation(t) for t in relation_texts]
     heads_named = [names_its_head(t) for t in relation_texts] if asks_who else []
@@ -304,6 +314,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # is as long as its way to the answer, one hop; a second hop would be explained by nothing.
         hop_cost = max(hop_cost, UNNAMED_HOP_COST)
     sides = anchor_sides(masked_question)
+    # "where were X's children born": what X owns is the first thing the walk goes through
+    owned = possessed_word(tokens, words)
+    owned_relations = (set(np.flatnonzero(centered[owned] >= WORD_NAMES).tolist())
+                       if owned is not None and naming[owned] and owned != head_word else set())
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None,
                         head_word)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
@@ -354,6 +368,13 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if asks_where and place_ends and s not in place_ends:
             first[i] -= WHERE_COST
         first[i] += kind[s]
+        if owned_relations:
+            through = next((int(r) for r, d in signatures[s] if (int(r), int(d)) not in ways_through),
+                           int(signatures[s][0][0]))
+            if through not in owned_relations:
+                first[i] -= OWNED_COST
+        if kin and sum(1 for r, _ in signatures[s] if kin_named[int(r)]) == kin:
+            first[i] += KIN_GAIN
         if kind_named:
             first[i] += NAME_KIND
         if category and (tuple(signatures[s][-1]) in categorical if categorical

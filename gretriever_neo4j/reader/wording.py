@@ -7,6 +7,7 @@ head ("author of", "works for": `names_its_head`), and the question forms that a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -14,14 +15,14 @@ import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
-from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD, humanize_relation
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD, humanize_relation, own_name
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
 WHO = frozenset({"who", "whom", "whose"})
 WHERE = frozenset({"where"})
 WHEN = frozenset({"when"})
-TIME_WORDS = frozenset({"year", "years", "date", "dates", "day", "decade"})
+TIME_WORDS = frozenset({"year", "years", "date", "dates", "day", "decade", "birthday", "birthdate"})
 PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
 STEM = 4  # letters two words share at their start (or a long word holds) to share a stem
 # Words that name one kind of relation without sharing a stem, where the embedder does not see it (MiniLM rates
@@ -37,13 +38,22 @@ STEM = 4  # letters two words share at their start (or a long word holds) to sha
 # Where a thing is "located" is what contains it, Freebase's `containedby`, which the embedder rates far from the
 # word, so that "where is X located" went on past it to a relation merely named "location" (a team's, an event's).
 # Where a company is "based" is its headquarters (MiniLM rates "based" nearer `founded by` than `headquartered in`).
+# The words of one family role name one another's relations (MiniLM rates "parents" nearer `was born in` than
+# `is the mother of`).
 WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
                  frozenset({"famous", "profession", "occupation", "job", "career"}),
                  frozenset({"locate", "containedby"}),
                  frozenset({"base", "headquarter", "headquarters", "hq"}),
-                 frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}))
+                 frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}),
+                 # a user's family graph: "parents" names `is the father of`, "wife" names `married`
+                 frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"}),
+                 frozenset({"spouse", "husband", "wife", "marry", "married", "marriage"}),
+                 frozenset({"sibling", "brother", "sister"}),
+                 frozenset({"invent", "inventor", "invention", "create", "creator", "devise"}))
+# A relation named by a verb and "as" (`worked as`, `served as`, `employed as`) says what its head is: an occupation.
+ROLE_WORD = "occupation"
 # Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
 # students" over `doctoral advisor`, "who are X's children" over Freebase's `parents`). Such a word names the
 # relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation
@@ -54,6 +64,7 @@ INVERSE_ROLES = ((frozenset({"parent", "father", "mother"}), frozenset({"child",
                  (frozenset({"manager", "boss", "supervisor", "superior"}), frozenset({"subordinate"})))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
 ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
+COMING = frozenset({"come", "hail", "originate"})
 IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
 # The words besides X of a "what" question that asks what X is or does: "what did X do (for a living)", "what was X
 # (best) known for", "what is X famous for"
@@ -76,14 +87,20 @@ def content_words(masked_question: str, keep: frozenset[str] = frozenset()) -> l
 def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
     """"where is X from", "where did X come from": a "where" question that says nothing but "from" (and "come",
     "originally") asks for X's origin, where X has one a step away (a place of birth, an origin, a hometown:
-    `WORD_FAMILIES`). Not "where did X graduate from" (its school), nor where X is a language or a people with no
-    origin of its own (WebQSP: "where did the Flemish come from" had gone to a member's birthplace)."""
+    `WORD_FAMILIES`); so does "from" after a verb of coming anywhere ("which characters come from X"), where some
+    walk has such a relation. Not "where did X graduate from" (its school), nor where X is a language or a people
+    with no origin of its own (WebQSP: "where did the Flemish come from" had gone to a member's birthplace)."""
     tokens = analyzer_tokens(masked_question)
-    if not (WHERE & set(tokens[:3]) and ORIGIN_WORD in tokens):
+    if ORIGIN_WORD not in tokens:
         return False
-    if not set(content_words(masked_question)) <= ORIGIN_VERBS:
+    if WHERE & set(tokens[:3]):
+        return set(content_words(masked_question)) <= ORIGIN_VERBS and _names_a_step(ORIGIN_WORD, signatures,
+                                                                                      relation_texts)
+    # "which characters come from X", "which regions do the dishes at X come from": a verb of coming and its "from"
+    if not any(word_lemmas(a) & COMING and b == ORIGIN_WORD for a, b in zip(tokens, tokens[1:])):
         return False
-    return _names_a_step(ORIGIN_WORD, signatures, relation_texts)
+    named = same_stems([ORIGIN_WORD], relation_texts, frozenset({ORIGIN_WORD}))[0]
+    return any(named[int(r)] for signature in signatures for r, _ in signature)
 
 
 def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
@@ -146,6 +163,16 @@ def wh_head(tokens: Sequence[str]) -> int | None:
     return None if head is None or tokens[head] in FUNCTION_WORDS or tokens[head] == PLACEHOLDER else head
 
 
+def possessed_word(tokens: Sequence[str], words: Sequence[str]) -> int | None:
+    """The index among the content `words` of the noun right after "X's" ("where were X's *children* born"), or
+    None."""
+    for i, token in enumerate(tokens[:-2]):
+        if token == PLACEHOLDER and tokens[i + 1] == "s" and tokens[i + 2] not in FUNCTION_WORDS:
+            index = sum(1 for t in tokens[:i + 2] if t not in FUNCTION_WORDS and t != PLACEHOLDER)
+            return index if index < len(words) and words[index] == tokens[i + 2] else None
+    return None
+
+
 def word_grams(words: Sequence[str]) -> list[str]:
     """Words and adjacent pairs ("release year", "acted by" read better as pairs than word by word)."""
     return list(words) + [f"{a} {b}" for a, b in zip(words, words[1:])]
@@ -159,7 +186,7 @@ def same_stems(texts: Sequence[str], relations: Sequence[str], keep: frozenset[s
     ("location.location.containedby": "located" names every location relation), and "what type of …" asks
     for a category, it does not name `notable types`."""
     out = np.zeros((len(texts), len(relations)), np.float32)
-    relation_words = [content_words(own_name(r)) for r in relations]
+    relation_words = [_own_words(r) for r in relations]
     for t, text in enumerate(texts):
         for word in content_words(text, keep):
             if word in CATEGORY_WORDS:
@@ -170,23 +197,49 @@ def same_stems(texts: Sequence[str], relations: Sequence[str], keep: frozenset[s
     return out
 
 
-def own_name(relation_text: str) -> str:
-    """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
-    nothing of what this relation is)."""
-    return humanize_relation(relation_text.rsplit(".", 1)[-1])
+@lru_cache(maxsize=65_536)
+def _own_words(relation_text: str) -> tuple[str, ...]:
+    """The words of a relation's own name that can name it, and `ROLE_WORD` for a verb and "as"."""
+    from lemminflect import getAllLemmas
+
+    words = own_name(relation_text).lower().split()
+    role = len(words) == 2 and words[1] == "as" and "VERB" in getAllLemmas(words[0])
+    return tuple(content_words(" ".join(words)) + ([ROLE_WORD] if role else []))
+
+
+def asks_for_a_time(tokens: Sequence[str], head: int | None) -> bool:
+    """"when …", "what year …", and "what is X's date of birth", "X's birthday": a time word right after X."""
+    if WHEN & set(tokens[:3] + tokens[-1:]) or (head is not None and tokens[head] in TIME_WORDS):
+        return True
+    return any(t == PLACEHOLDER and (rest[:1] and rest[0] in TIME_WORDS or rest[:2] and rest[0] == "s"
+                                     and rest[1:2] and rest[1] in TIME_WORDS)
+               for i, t in enumerate(tokens) for rest in [tokens[i + 1:i + 3]])
+
+
+# Idioms whose words name nothing the embedder sees: where someone was "laid to rest" is where they are buried, where
+# something "takes place" is its location.
+IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
+          (re.compile(r"\b(take|takes|took|taking) place\b"), "located"))
+
+
+def plain_words(masked_question: str) -> str:
+    """The question with its `IDIOMS` said plainly."""
+    for pattern, plain in IDIOMS:
+        masked_question = pattern.sub(plain, masked_question)
+    return masked_question
 
 
 def stem_match(a: str, b: str) -> bool:
     if a == b:  # "what art did X do" / `art forms`: a word too short for a stem is still the relation's word
         return True
-    if len(a) < STEM or len(b) < STEM:
-        return False
     lemmas_a, lemmas_b = word_lemmas(a), word_lemmas(b)
-    if lemmas_a & lemmas_b:  # "wrote" / `written`, "spoken" / "speak": no shared prefix
-        return True
     if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
         return True
-    if _inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`
+    if _inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`, "sons" / `is the father of`
+        return True
+    if len(a) < STEM or len(b) < STEM:
+        return False
+    if lemmas_a & lemmas_b:  # "wrote" / `written`, "spoken" / "speak": no shared prefix
         return True
     if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from gretriever_neo4j.retrieval.relation_paths import humanize_relation
+from gretriever_neo4j.retrieval.relation_paths import own_name
 
 # Function words that never name an entity on their own. Kept short on purpose: every word here makes titles
 # consisting only of such words ("It", "Them") unfindable by name.
@@ -87,7 +87,7 @@ def relation_name_words(relation_texts: Iterable[str]) -> frozenset[str]:
     "spoken": its domain and type are classes, not what the relation says)."""
     words: set[str] = set()
     for text in relation_texts:
-        words.update(t for t in analyzer_tokens(humanize_relation(text.rsplit(".", 1)[-1])) if t not in STOP_WORDS)
+        words.update(t for t in analyzer_tokens(own_name(text)) if t not in STOP_WORDS)
     return frozenset(words)
 
 
@@ -158,6 +158,7 @@ def may_be_acronym(word: str) -> bool:
 
 
 WH_DETERMINERS = frozenset({"what", "which"})
+QUESTION_WORDS = WH_DETERMINERS | {"who", "whom", "whose", "where", "when", "how", "why"}
 _KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms", "style", "styles"})
 
 
@@ -170,10 +171,13 @@ def asked_kind(tokens: Sequence[str]) -> int | None:
     """The position of the common noun a "what"/"which" question asks for ("what *guitar* does …", "what type of
     *cancer* did …", "in which *city* …", "which *lab* does …"), or None: a word in the dictionary as a noun right
     after the determiner (after "kind of" / "type of" when said), or a word in no dictionary there that an
-    auxiliary follows, among the question's first three words."""
+    auxiliary follows, among the question's first three words (anywhere, where none of those is a question word)."""
     from lemminflect import getAllLemmas
 
-    for i, token in enumerate(tokens[:3]):
+    # A question that opens with none says its "which N" later ("X is a version of which dish", "the films by X were
+    # released in which years"); one that opens with "who"/"where" has a relative "which" later, not the asked kind.
+    opening = tokens[:3] if QUESTION_WORDS & set(tokens[:3]) else tokens
+    for i, token in enumerate(opening):
         if token not in WH_DETERMINERS:
             continue
         j = i + 1

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, humanize_relation, read, reader_input
+from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, read, reader_input
 from gretriever_neo4j.reader.model import ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1
 from gretriever_neo4j.reader.training import build_examples, score, train_reader
 
-from toy_kg import PEOPLE, TITLES, questions, toy_kg, whole_graph_result
+from toy_kg import PEOPLE, TITLES, answers, questions, toy_kg, view_of, whole_graph_result
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +54,6 @@ def test_zero_shot_reader_follows_the_relation_the_question_names(kg, embedder):
     assert [item.view.node_texts[a] for a in reading.anchors] == [TITLES[3]]
     assert [item.view.node_texts[n] for n in reading.answers] == [PEOPLE[3]]
     assert reading.signature_of(reading.answers[0]) == "directed_by>"
-    assert humanize_relation("law.inventor.inventions") == "law inventor inventions"
-    assert humanize_relation("directed_by") == "directed by"
     assert TITLES[3] not in [item.view.node_texts[n] for n in reading.answers]  # named in the question
 
 
@@ -82,26 +80,6 @@ def test_an_answer_is_said_once_whatever_its_case_and_spacing():
     texts = ["Kevin Smith", "kevin  smith", "Jason Mewes", "KEVIN SMITH ", "Comedy"]
     assert distinct_by_text(texts, [1, 0, 2, 3, 4]) == [1, 2, 4]  # the better-ranked variant stays
     assert distinct_by_text(texts, []) == []
-
-
-def view_of(triples, embedder):
-    """A subgraph of (head, relation, tail) triples whose node texts are their keys, embedded by `embedder`."""
-    from gretriever_neo4j.reader.paths import SubgraphView
-
-    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
-    relations = list(dict.fromkeys(r for _, r, _ in triples))
-    return SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
-                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
-                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
-                        relation_texts=relations, relation_vectors=embedder.embed(relations))
-
-
-def answers(view, embedder, question: str, masked: str, anchor: int = 0) -> list[str]:
-    """The zero-shot reader's answers from node `anchor`, in its order (`masked`: the question with X for it)."""
-    reading = ZeroShotReader(embedder.embed).read(question, view, [anchor], embedder.embed([masked])[0],
-                                                  embedder.embed([question])[0])
-    return [view.node_texts[n] for n in reading.answers]
 
 
 WANDA = [("Wanda Vossberg", "people.person.nationality", "Castamar"),

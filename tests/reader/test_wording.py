@@ -4,9 +4,13 @@ families, inverse roles, relations that name their head. Pure functions of texts
 from __future__ import annotations
 
 from gretriever_neo4j.reader.wording import (
+    asks_for_a_time,
+    asks_origin,
     content_words,
     inverse_named,
     names_its_head,
+    plain_words,
+    possessed_word,
     same_stems,
     wh_head,
     word_grams,
@@ -58,7 +62,7 @@ def test_border_names_freebase_adjoins():
 def test_words_of_work_name_a_relation_of_work():
     relations = ["works for", "married to", "employer"]
     found = same_stems(["employs", "colleagues", "employer", "spouse"], relations)
-    assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 0, 0]]
+    assert found.tolist() == [[1, 0, 1], [1, 0, 1], [1, 0, 1], [0, 1, 0]]  # a spouse is whom one is married to
 
 
 def test_a_relation_text_says_whether_it_names_its_head():
@@ -81,3 +85,42 @@ def test_a_role_word_names_the_relation_of_its_inverse_role():
     assert inverse_named(["children"], ["people.person.parents"]) == {0: BACKWARD}
     assert inverse_named(["children"], ["parent of"]) == {0: FORWARD}  # the head is the parent
     assert inverse_named(["advisor"], ["doctoral advisor"]) == {}  # the relation's own role
+
+
+def test_a_time_is_asked_by_when_a_time_noun_or_a_time_word_x_owns():
+    for question in ("when was x born", "what year was x founded", "what is x's date of birth", "x birthday"):
+        tokens = analyzer_tokens(question)
+        assert asks_for_a_time(tokens, wh_head(tokens)), question
+    tokens = analyzer_tokens("who was x's father")
+    assert not asks_for_a_time(tokens, wh_head(tokens))
+
+
+def test_what_x_owns_is_the_word_after_its_possessive():
+    question = "where were x's children born"
+    words = content_words(question)
+    assert words[possessed_word(analyzer_tokens(question), words)] == "children"
+    assert possessed_word(analyzer_tokens("who is x married to"), content_words("who is x married to")) is None
+
+
+def test_idioms_are_said_plainly():
+    assert plain_words("where was x laid to rest") == "where was x buried"
+    assert plain_words("where does x take place") == "where does x located"
+
+
+def test_family_words_and_occupations_name_their_relations():
+    relations = ["is the father of", "married", "worked as", "works for", "invented-by"]
+    found = same_stems(["parents", "sons", "wife", "occupation", "created"], relations)
+    assert found.tolist() == [[1, 0, 0, 0, 0],
+                              [1, 0, 0, 0, 0],  # three letters, but a word of the family
+                              [0, 1, 0, 0, 0],
+                              [0, 0, 1, 0, 0],  # a verb and "as": what its head is
+                              [0, 0, 0, 0, 1]]
+
+
+def test_coming_from_asks_for_an_origin_wherever_it_is_said():
+    relations = ["schema:birthPlace", "lore:ruledBy"]
+    born_back, ruled = ((0, BACKWARD),), ((1, FORWARD),)
+    assert asks_origin("which characters come from x", [born_back, ruled], relations)
+    assert asks_origin("where is x from", [((0, FORWARD),)], relations)
+    assert not asks_origin("which characters come from x", [ruled], relations)  # no origin to name
+    assert not asks_origin("which characters live far from x", [born_back, ruled], relations)

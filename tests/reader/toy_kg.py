@@ -6,6 +6,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from gretriever_neo4j.reader import ZeroShotReader
+from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.textualize import textualize
 
@@ -76,3 +78,21 @@ def questions(kg: KnowledgeGraph, movies, people) -> list[tuple[str, str, list[s
            for topics, templates in ((movies, MOVIE_TEMPLATES), (people, PERSON_TEMPLATES))
            for topic in topics for template, path in templates.items()]
     return [q for q in out if q[2]]
+
+
+def view_of(triples, embedder):
+    """A subgraph of (head, relation, tail) triples whose node texts are their keys, embedded by `embedder`."""
+    nodes = list(dict.fromkeys(x for h, _, t in triples for x in (h, t)))
+    relations = list(dict.fromkeys(r for _, r, _ in triples))
+    return SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([nodes.index(h) for h, _, _ in triples]),
+                        dst=np.asarray([nodes.index(t) for _, _, t in triples]),
+                        relation=np.asarray([relations.index(r) for _, r, _ in triples]),
+                        relation_texts=relations, relation_vectors=embedder.embed(relations))
+
+
+def answers(view, embedder, question: str, masked: str, anchor: int = 0) -> list[str]:
+    """The zero-shot reader's answers from node `anchor`, in its order (`masked`: the question with X for it)."""
+    reading = ZeroShotReader(embedder.embed).read(question, view, [anchor], embedder.embed([masked])[0],
+                                                  embedder.embed([question])[0])
+    return [view.node_texts[n] for n in reading.answers]

@@ -67,6 +67,9 @@ def test_a_short_word_in_no_dictionary_may_be_an_acronym(word, expected):
     ("what did einstein discover", None),  # "did" is no noun
     ("which lab does she work in", "lab"),  # in no dictionary, but a verb follows it
     ("which tupac album is best", None),  # a name: no verb follows it
+    ("crab chowder is a version of which dish", "dish"),  # said later, where no question word opens it
+    ("the films by x were released in which years", "years"),
+    ("who directed the films which x wrote", None),  # "who" opens it: a later "which" is a relative
 ])
 def test_asked_kind_is_the_noun_a_what_or_which_question_asks_for(question, expected):
     tokens = question.split()

@@ -1,0 +1,104 @@
+"""Family words, for the zero-shot reader over a user's family graph: a kinship word the graph has no relation for
+is a path over the ones it has, and a relation said once per sex ("is the father of", "is the mother of") or once
+per pair ("married", stored one way per couple) is one relation to a question that does not ask which.
+
+- `spell_out_kinship`: "X's grandparents" asks for X's parents' parents, "X's siblings" for the children of X's
+  parents, "X's father-in-law" for X's spouse's father: the question is rewritten so that its words name the hops
+  (a graph of "parent of" / "married to" edges has no `grandparent` relation, and the embedder rates
+  "grandparents" nearest the one-hop `parent`);
+- `kin_steps`: how many steps along family relations the spelled-out question asks for (two for "parents of
+  parents"): a walk of that many family steps is what it asks, not the one-hop walk the same words also name;
+- `merged_relations`: the relations a question cannot tell apart: the sexes of one role where the question names
+  neither ("parents": `is the father of` and `is the mother of`, whose answers together are the parents) and the two
+  directions of a relation that holds both ways ("married", "sibling of", "rival of").
+
+Pure functions of texts (lemminflect's lemmas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from gretriever_neo4j.retrieval.naming import word_lemmas
+from gretriever_neo4j.retrieval.relation_paths import own_name
+
+# What a kinship word is in the graph's words: the hops, nearest to X first.
+SPELLED_OUT = {
+    "grandparent": "parents of parents", "grandfather": "parents of parents", "grandmother": "parents of parents",
+    "grandchild": "children of children", "grandson": "children of children", "granddaughter": "children of children",
+    "sibling": "children of the same parents", "brother": "children of the same parents",
+    "sister": "children of the same parents",
+}
+IN_LAW = re.compile(r"\b(father|mother|parent|son|daughter)s?[- ]in[- ]laws?\b")
+IN_LAW_SPELLED = {"father": "father of spouse", "mother": "mother of spouse", "parent": "parents of spouse",
+                  "son": "spouse of children", "daughter": "spouse of children"}
+# The words of family relations, neutral (a step along any of them is a family step) and by sex.
+KIN = frozenset({"parent", "father", "mother", "child", "son", "daughter", "kid", "spouse", "husband", "wife",
+                 "marry", "married", "sibling", "brother", "sister"})
+SEXES = {"father": "parent", "mother": "parent", "son": "child", "daughter": "child", "husband": "spouse",
+         "wife": "spouse", "brother": "sibling", "sister": "sibling"}
+# A relation that holds both ways, whichever way the graph stored each pair.
+BOTH_WAYS = frozenset({"marry", "married", "spouse", "sibling", "rival", "twin", "cousin", "partner", "friend",
+                       "adjacent", "adjoin", "border", "neighbour", "neighbor"})
+
+
+def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> str:
+    """The question with its kinship words that no relation of the graph says spelled out as hops: "who were X's
+    grandparents" -> "who were X's parents of parents"; "the brothers and sisters of X" -> "the children of the
+    same parents of X"; "X's father-in-law" -> "X's father of spouse". A graph with a `sibling of` relation is
+    asked "siblings" as it is."""
+    from gretriever_neo4j.reader.wording import same_stems
+
+    def unnamed(word: str) -> bool:
+        return not same_stems([word], relation_texts).any()
+
+    text = masked_question.lower()
+    if unnamed("law"):  # a graph with a `father-in-law` relation is asked as it is
+        text = IN_LAW.sub(lambda m: IN_LAW_SPELLED[m.group(1)], text)
+    words, out = re.findall(r"[\w'-]+|[^\w\s]", text), []
+    for word in words:
+        spelled = next((SPELLED_OUT[lemma] for lemma in word_lemmas(word) if lemma in SPELLED_OUT), None)
+        if spelled is not None and not unnamed(word):
+            spelled = None
+        if spelled is not None and len(out) >= 2 and out[-1] in ("and", "or") and out[-2].endswith("parents"):
+            out.pop()  # "brothers and sisters": one kin, said once
+            continue
+        out.append(spelled if spelled is not None else word)
+    return " ".join(out) if out != re.findall(r"[\w'-]+|[^\w\s]", masked_question.lower()) else masked_question
+
+
+def is_kin(word: str) -> bool:
+    return bool(word_lemmas(word) & KIN)
+
+
+def kin_steps(words: Sequence[str]) -> int:
+    """How many family hops the (spelled-out) question's content words ask for: its family words ("parents of
+    parents": 2; "spouse" said with "married": one hop still), 0 where fewer than two."""
+    count = sum(1 for w in words if is_kin(w))
+    return count if count >= 2 else 0
+
+
+def _neutral(lemma: str) -> str:
+    return SEXES.get(lemma, lemma)
+
+
+def merged_relations(relation_texts: Sequence[str], question_words: Sequence[str]) -> tuple[list[int], set[int]]:
+    """Per relation, the relation it is one with for this question (`is the mother of` -> `is the father of` where
+    the question says neither "father" nor "mother"), and the relations whose two directions are one
+    (`BOTH_WAYS`)."""
+    said = {lemma for w in question_words for lemma in word_lemmas(w)}
+    keys: dict[tuple[str, ...], int] = {}
+    same = []
+    for r, text in enumerate(relation_texts):
+        words = own_name(text).lower().split()
+        key = []
+        for word in words:
+            lemmas = word_lemmas(word) or frozenset({word})
+            sexed = next((lemma for lemma in lemmas if lemma in SEXES), None)
+            # a sex the question asks for keeps its relation apart ("who is X's father")
+            key.append(_neutral(sexed) if sexed is not None and sexed not in said else word)
+        same.append(keys.setdefault(tuple(key), r))
+    both = {r for r, text in enumerate(relation_texts)
+            if any(word_lemmas(w) & BOTH_WAYS for w in own_name(text).lower().split())}
+    return same, both

@@ -1,0 +1,101 @@
+"""Family words (reader/kinship.py): kinship spelled out as hops, the sexes of one role and the two directions of a
+relation that holds both ways answered together; and the zero-shot reader over a small family graph."""
+
+from __future__ import annotations
+
+import pytest
+
+from gretriever_neo4j.reader.kinship import kin_steps, merged_relations, spell_out_kinship
+
+from toy_kg import answers, view_of
+
+FAMILY_RELATIONS = ["is the father of", "is the mother of", "married", "was born in"]
+
+
+def test_kinship_no_relation_says_is_spelled_out_as_hops():
+    spell = lambda q: spell_out_kinship(q, FAMILY_RELATIONS)  # noqa: E731
+    assert spell("who were X's grandparents") == "who were x's parents of parents"
+    assert spell("who are X's grandchildren") == "who are x's children of children"
+    assert spell("who are the brothers and sisters of X") == "who are the children of the same parents of x"
+    assert spell("who was X's father-in-law") == "who was x's father of spouse"
+    assert spell("who is X married to") == "who is X married to"  # nothing to spell out: the question as it was
+    # a graph with a relation for the word is asked the word
+    assert spell_out_kinship("who are X's siblings", ["sibling of", "parent of"]) == "who are X's siblings"
+    assert spell_out_kinship("who is X's father-in-law", ["father-in-law of"]) == "who is X's father-in-law"
+
+
+def test_family_words_count_the_hops_they_ask_for():
+    assert kin_steps(["parents", "parents"]) == 2
+    assert kin_steps(["children", "marry"]) == 2
+    assert kin_steps(["father", "born"]) == 0  # one family hop: nothing to count
+
+
+def test_relations_a_question_cannot_tell_apart():
+    same, both = merged_relations(FAMILY_RELATIONS, ["parents"])
+    assert same == [0, 0, 2, 3] and both == {2}  # father and mother are one role; married holds both ways
+    same, _ = merged_relations(FAMILY_RELATIONS, ["father"])
+    assert same == [0, 1, 2, 3]  # a question that asks for the father keeps him apart
+    same, both = merged_relations(["hasFather", "hasMother", "lore:rivalOf"], ["parents"])
+    assert same == [0, 0, 2] and both == {2}
+
+
+FAMILY = [("Enoch Scarrow", "is the father of", "Silas Scarrow"),
+          ("Susannah Harrow", "is the mother of", "Silas Scarrow"),
+          ("Enoch Scarrow", "is the father of", "Tabitha Scarrow"),
+          ("Susannah Harrow", "is the mother of", "Tabitha Scarrow"),
+          ("Ezra Scarrow", "is the father of", "Enoch Scarrow"),
+          ("Eudora Mewburn", "is the mother of", "Enoch Scarrow"),
+          ("Abel Harrow", "is the father of", "Susannah Harrow"),
+          ("Enoch Scarrow", "married", "Susannah Harrow"),
+          ("Drusilla Quell", "married", "Silas Scarrow"),
+          ("Tabitha Scarrow", "married", "Jabez Odger"),
+          ("Silas Scarrow", "was born in", "Wenlow"),
+          ("Tabitha Scarrow", "was born in", "Caddenham"),
+          ("Enoch Scarrow", "was born in", "Hemmingvale"),
+          ("Susannah Harrow", "was born in", "Little Pelling"),
+          ("Silas Scarrow", "was born on", "15 June 1841"),
+          ("Enoch Scarrow", "worked as", "wheelwright")]
+
+
+@pytest.fixture(scope="module")
+def family(embedder):
+    return view_of(FAMILY, embedder)
+
+
+def ask(view, embedder, question: str, person: str) -> list[str]:
+    return answers(view, embedder, question, question.replace(person, "X"), view.node_texts.index(person))
+
+
+def test_parents_are_both_parents_and_grandparents_two_hops_up(family, embedder):
+    assert sorted(ask(family, embedder, "who were the parents of Silas Scarrow", "Silas Scarrow")) == \
+        ["Enoch Scarrow", "Susannah Harrow"]
+    assert sorted(ask(family, embedder, "who were Silas Scarrow's grandparents", "Silas Scarrow")) == \
+        ["Abel Harrow", "Eudora Mewburn", "Ezra Scarrow"]
+    assert sorted(ask(family, embedder, "who are Ezra Scarrow's grandchildren", "Ezra Scarrow")) == \
+        ["Silas Scarrow", "Tabitha Scarrow"]
+
+
+def test_siblings_share_a_parent(family, embedder):
+    assert ask(family, embedder, "who are Silas Scarrow's siblings", "Silas Scarrow") == ["Tabitha Scarrow"]
+    assert ask(family, embedder, "who are the brothers and sisters of Tabitha Scarrow", "Tabitha Scarrow") == \
+        ["Silas Scarrow"]
+
+
+def test_a_marriage_stored_one_way_is_asked_both_ways(family, embedder):
+    assert ask(family, embedder, "who did Silas Scarrow marry", "Silas Scarrow") == ["Drusilla Quell"]
+    assert ask(family, embedder, "who did Drusilla Quell marry", "Drusilla Quell") == ["Silas Scarrow"]
+    assert ask(family, embedder, "who was Drusilla Quell's father-in-law", "Drusilla Quell") == ["Enoch Scarrow"]
+    assert sorted(ask(family, embedder, "who did Enoch Scarrow's children marry", "Enoch Scarrow")) == \
+        ["Drusilla Quell", "Jabez Odger"]
+
+
+def test_what_x_owns_is_the_first_hop(family, embedder):
+    assert sorted(ask(family, embedder, "where were Enoch Scarrow's children born", "Enoch Scarrow")) == \
+        ["Caddenham", "Wenlow"]
+    assert ask(family, embedder, "where was Silas Scarrow's father born", "Silas Scarrow") == ["Hemmingvale"]
+
+
+def test_a_date_written_out_answers_when_and_an_occupation_is_what_someone_worked_as(family, embedder):
+    assert ask(family, embedder, "what is Silas Scarrow's date of birth", "Silas Scarrow") == ["15 June 1841"]
+    assert ask(family, embedder, "when was Silas Scarrow born", "Silas Scarrow") == ["15 June 1841"]
+    assert ask(family, embedder, "what was Enoch Scarrow's occupation", "Enoch Scarrow") == ["wheelwright"]
