@@ -168,13 +168,16 @@ def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     return means
 
 
-def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str) -> np.ndarray:
+def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str,
+            ways_through: set) -> np.ndarray:
     """Signatures the question cannot tell apart (`kinship.merged_relations`: "parents" over `is the father of` and
-    `is the mother of`; `married` either way) score as the best of them: their end nodes answer together."""
+    `is the mother of`; `married` either way) score as the best of them: their end nodes answer together. A
+    relation through opaque nodes (Freebase's `spouse_s` to a marriage) has a way, not two."""
     from gretriever_neo4j.reader.kinship import merged_relations
     from gretriever_neo4j.reader.wording import content_words
 
     same, both = merged_relations(relation_texts, content_words(masked))
+    both -= {int(r) for r, _ in ways_through}
     if not both and all(s == r for r, s in enumerate(same)):
         return scores
     keys = [tuple((same[int(r)], -1 if int(r) in both else int(d)) for r, d in signature) for signature in signatures]
@@ -239,7 +242,7 @@ class ZeroShotReader:
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
             from gretriever_neo4j.reader.kinship import spell_out_kinship
-            from gretriever_neo4j.reader.wording import plain_words, wh_head
+            from gretriever_neo4j.reader.wording import happens_in, plain_words, same_stems, wh_head
             from gretriever_neo4j.retrieval.naming import holds_word
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
@@ -250,6 +253,11 @@ class ZeroShotReader:
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
+            contained = np.zeros(view.num_nodes, dtype=bool)  # what a relation of containment or of "in" points at
+            if view.num_edges:
+                into = same_stems(["located"], view.relation_texts)[0].astype(bool)
+                into |= np.asarray([happens_in(t) for t in view.relation_texts], dtype=bool)
+                contained[view.dst[into[view.relation]]] = True
             tokens = analyzer_tokens(masked)
             head = wh_head(tokens)
             kind_named = np.zeros(view.num_nodes, dtype=bool)
@@ -264,8 +272,10 @@ class ZeroShotReader:
                                          place_ends=_ending_all_in(found, place),
                                          kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
                                                           else set()),
-                                         end_vectors=_mean_end_vectors(view, found))
-            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked)
+                                         end_vectors=_mean_end_vectors(view, found),
+                                         container_ends=(_ending_mostly_in(found, contained | place)
+                                                         if contained.any() else set()))
+            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque)
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:

@@ -98,7 +98,9 @@ def merged_relations(relation_texts: Sequence[str], question_words: Sequence[str
             sexed = next((lemma for lemma in lemmas if lemma in SEXES), None)
             # a sex the question asks for keeps its relation apart ("who is X's father")
             key.append(_neutral(sexed) if sexed is not None and sexed not in said else word)
-        same.append(keys.setdefault(tuple(key), r))
+        # only a relation said by sex is one with another (two relations of one name stay two: a roster's and a
+        # season's statistics' `team`)
+        same.append(keys.setdefault(tuple(key), r) if key != words else r)
     both = {r for r, text in enumerate(relation_texts)
             if any(word_lemmas(w) & BOTH_WAYS for w in own_name(text).lower().split())}
     return same, both

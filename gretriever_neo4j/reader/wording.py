@@ -48,9 +48,12 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"base", "headquarter", "headquarters", "hq"}),
                  frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}),
                  # a user's family graph: "parents" names `is the father of`, "wife" names `married`
-                 frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"}),
-                 frozenset({"spouse", "husband", "wife", "marry", "married", "marriage"}),
-                 frozenset({"sibling", "brother", "sister"}),
+                 # (one family per sex: "father" does not name `is the mother of`)
+                 frozenset({"parent", "father"}), frozenset({"parent", "mother"}),
+                 frozenset({"child", "kid", "son"}), frozenset({"child", "kid", "daughter"}),
+                 frozenset({"spouse", "husband", "marry", "married", "marriage"}),
+                 frozenset({"spouse", "wife", "marry", "married", "marriage"}),
+                 frozenset({"sibling", "brother"}), frozenset({"sibling", "sister"}),
                  frozenset({"invent", "inventor", "invention", "create", "creator", "devise"}))
 # A relation named by a verb and "as" (`worked as`, `served as`, `employed as`) says what its head is: an occupation.
 ROLE_WORD = "occupation"
@@ -73,6 +76,7 @@ IDENTITY_WHAT = frozenset({"known", "famous", "best", "most", "well", "become", 
 # does not.
 CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
 LOCATED = frozenset({"locate", "contain", "containedby"})  # `located in`, Freebase's `containedby`, `contains`
+PLACE_KINDS = CONTAINERS | {"city", "town", "village", "settlement"}  # the nouns of "which N" that ask for a place
 # The one function word that names something: what a thing is "about" is its topics ("which films are about X").
 FUNCTION_WORDS = STOP_WORDS - {"about"}
 
@@ -88,16 +92,19 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
     """"where is X from", "where did X come from": a "where" question that says nothing but "from" (and "come",
     "originally") asks for X's origin, where X has one a step away (a place of birth, an origin, a hometown:
     `WORD_FAMILIES`); so does "from" after a verb of coming anywhere ("which characters come from X"), where some
-    walk has such a relation. Not "where did X graduate from" (its school), nor where X is a language or a people
-    with no origin of its own (WebQSP: "where did the Flemish come from" had gone to a member's birthplace)."""
+    walk has such a relation, and X is what they come from. Not "where did X graduate from" (its school), nor where X
+    is a language or a people with no origin of its own (WebQSP: "where did the Flemish come from" had gone to a
+    member's birthplace)."""
     tokens = analyzer_tokens(masked_question)
     if ORIGIN_WORD not in tokens:
         return False
     if WHERE & set(tokens[:3]):
         return set(content_words(masked_question)) <= ORIGIN_VERBS and _names_a_step(ORIGIN_WORD, signatures,
                                                                                       relation_texts)
-    # "which characters come from X", "which regions do the dishes at X come from": a verb of coming and its "from"
-    if not any(word_lemmas(a) & COMING and b == ORIGIN_WORD for a, b in zip(tokens, tokens[1:])):
+    # "which characters come from X": a verb of coming, its "from" and X, the origin (not "what country does X come
+    # from", which asks for X's country)
+    if not any(word_lemmas(a) & COMING and b == ORIGIN_WORD and c == PLACEHOLDER
+               for a, b, c in zip(tokens, tokens[1:], tokens[2:])):
         return False
     named = same_stems([ORIGIN_WORD], relation_texts, frozenset({ORIGIN_WORD}))[0]
     return any(named[int(r)] for signature in signatures for r, _ in signature)
@@ -268,6 +275,32 @@ def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[i
         if any(_inverse_roles(q, o) for q in lemmas for o in own):
             out[r] = FORWARD if names_its_head(text) else BACKWARD
     return out
+
+
+@lru_cache(maxsize=65_536)
+def modifies(noun: str, relation_text: str) -> bool:
+    """Whether `noun` is only the modifier in a relation named by a compound noun (`questGiver`, `album content
+    type`): it stands before the name's last word, a noun that is not it. Names with "of" ("place of birth") put
+    their head first and are not compounds."""
+    from lemminflect import getAllLemmas
+
+    parts = content_words(own_name(relation_text).lower())
+    if len(parts) < 2 or "of" in own_name(relation_text).lower().split():
+        return False
+    last = parts[-1]
+    lemmas = getAllLemmas(last)  # "giver" is in no dictionary: a noun still
+    return ((not lemmas or "NOUN" in lemmas) and not stem_match(noun, last)
+            and any(stem_match(noun, part) for part in parts[:-1]))
+
+
+@lru_cache(maxsize=65_536)
+def happens_in(relation_text: str) -> bool:
+    """A relation named by a verb and "in" (`born in`, `lives in`, `is located in`): what it points at is a place
+    something is, or happens, in: a town, a country (`at` points at a venue: `served at`, `buried at`)."""
+    from lemminflect import getAllLemmas
+
+    words = own_name(relation_text).lower().split()
+    return len(words) >= 2 and words[-1] == "in" and "VERB" in getAllLemmas(words[-2])
 
 
 def word_family(word: str) -> str | int:

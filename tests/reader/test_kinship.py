@@ -33,6 +33,8 @@ def test_family_words_count_the_hops_they_ask_for():
 def test_relations_a_question_cannot_tell_apart():
     same, both = merged_relations(FAMILY_RELATIONS, ["parents"])
     assert same == [0, 0, 2, 3] and both == {2}  # father and mother are one role; married holds both ways
+    same, _ = merged_relations(["sports_team_roster.team", "player_stats.team"], ["team"])
+    assert same == [0, 1]  # two relations of one name stay two
     same, _ = merged_relations(FAMILY_RELATIONS, ["father"])
     assert same == [0, 1, 2, 3]  # a question that asks for the father keeps him apart
     same, both = merged_relations(["hasFather", "hasMother", "lore:rivalOf"], ["parents"])

@@ -234,3 +234,37 @@ def test_the_doers_a_which_question_asks_for_are_the_heads_of_the_relation_they_
     places = view_of([("Kessel", "located in", "Veloria"), ("Kessel Institute of Technology", "located in", "Kessel"),
                       ("Mara Quill", "born in", "Kessel")], embedder)
     assert answers(places, embedder, "in which country is Kessel", "in which country is X") == ["Veloria"]
+
+
+def test_a_place_kind_asked_for_is_where_a_relation_of_containment_points(embedder):
+    """"which city is X served in": the restaurants X is served at are located in cities; a restaurant is no city.
+    "in which town is X buried": the churchyard is located in the town."""
+    triples = [("Pellow Noodles", "served-at", "Vennick's"), ("Vennick's", "located-in", "Wickenport"),
+               ("Hearthhollow", "located-in", "Wickenport"), ("Wickenport", "located-in", "Marrowdene"),
+               ("Pellow Noodles", "made-with", "duskwheat"), ("Pellow Noodles", "originates-from", "Ostvale"),
+               ("Dorcas Pardew", "is buried at", "St Ulric's Churchyard"),
+               ("St Ulric's Churchyard", "is located in", "Wenlow"), ("Dorcas Pardew", "died in", "Caddenham")]
+    view = view_of(triples, embedder)
+    assert answers(view, embedder, "which city is Pellow Noodles served in", "which city is X served in") == \
+        ["Wickenport"]
+    assert answers(view, embedder, "in which town is Dorcas Pardew buried", "in which town is X buried",
+                   view.node_texts.index("Dorcas Pardew")) == ["Wenlow"]
+    # a city someone was born in is a place, though nothing in the graph is located in it: not on to its country
+    born = view_of([("Ilse Petrakis", "born in", "Asterby"), ("Asterby", "located in", "Castamar"),
+                    ("Ilse Petrakis", "works for", "Quorland Mills")], embedder)
+    assert answers(born, embedder, "what city was Ilse Petrakis born in", "what city was X born in") == ["Asterby"]
+    assert answers(born, embedder, "what country was Ilse Petrakis born in", "what country was X born in") == \
+        ["Castamar"]
+
+
+def test_a_which_noun_that_only_modifies_a_relations_name_does_not_name_it(embedder):
+    """"which quest rewards X": a quest is no `questGiver` (the noun only says whose giver), so the walk stops at
+    the quest."""
+    triples = [("A Crown for Tessarine", "lore:rewards", "Skarhold Warhammer"),
+               ("A Crown for Tessarine", "lore:questGiver", "Faelan Thistledown"),
+               ("The Quiet Job", "lore:rewards", "Kestrel's Edge"),
+               ("The Quiet Job", "lore:questGiver", "Wynne Thistledown"),
+               ("A Crown for Tessarine", "schema:location", "Brakkenfall")]
+    view = view_of(triples, embedder)
+    assert answers(view, embedder, "which quest rewards the Skarhold Warhammer", "which quest rewards the X",
+                   view.node_texts.index("Skarhold Warhammer")) == ["A Crown for Tessarine"]

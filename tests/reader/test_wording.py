@@ -124,3 +124,19 @@ def test_coming_from_asks_for_an_origin_wherever_it_is_said():
     assert asks_origin("where is x from", [((0, FORWARD),)], relations)
     assert not asks_origin("which characters come from x", [ruled], relations)  # no origin to name
     assert not asks_origin("which characters live far from x", [born_back, ruled], relations)
+
+
+def test_a_noun_before_the_last_noun_of_a_relations_name_only_modifies_it():
+    from gretriever_neo4j.reader.wording import modifies
+
+    assert modifies("quest", "lore:questGiver") and modifies("album", "music.album.album_content_type")
+    assert not modifies("giver", "lore:questGiver")  # its own word
+    assert not modifies("language", "location.country.languages_spoken")  # "spoken" is no noun
+    assert not modifies("place", "place of birth") and not modifies("city", "location city")
+
+
+def test_a_verb_and_in_point_at_a_place():
+    from gretriever_neo4j.reader.wording import happens_in
+
+    assert happens_in("was born in") and happens_in("livesIn") and happens_in("is located in")
+    assert not happens_in("in_language") and not happens_in("served-at") and not happens_in("is buried at")
