@@ -88,6 +88,7 @@ from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
     ORIGIN_WORD,
     PLACE_KINDS,
+    TIME_WORDS,
     WHERE,
     WHO,
     Step,
@@ -348,8 +349,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     sides = anchor_sides(masked_question)
     # "where were X's children born": what X owns is the first thing the walk goes through
     owned = possessed_word(tokens, words)
+    # (not a time: "X's date of birth" is one relation, and "date" is nearer `married` than `born on`)
     owned_relations = (set(np.flatnonzero(centered[owned] >= WORD_NAMES).tolist())
-                       if owned is not None and naming[owned] and owned != head_word else set())
+                       if owned is not None and naming[owned] and owned != head_word
+                       and words[owned] not in TIME_WORDS else set())
     twice = named_twice(words, word_relation, humanized, vectors, naming, sides if len(sides) == len(words) else None,
                         head_word)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the

@@ -31,8 +31,9 @@ SPELLED_OUT = {
     "sister": "children of the same parents",
 }
 IN_LAW = re.compile(r"\b(father|mother|parent|son|daughter)s?[- ]in[- ]laws?\b")
-IN_LAW_SPELLED = {"father": "father of spouse", "mother": "mother of spouse", "parent": "parents of spouse",
-                  "son": "spouse of children", "daughter": "spouse of children"}
+# said in the possessive's order, nearest to X first: "X's father-in-law" is X's spouse's father
+IN_LAW_SPELLED = {"father": "spouse's father", "mother": "spouse's mother", "parent": "spouse's parents",
+                  "son": "children's spouse", "daughter": "children's spouse"}
 # The words of family relations, neutral (a step along any of them is a family step) and by sex.
 KIN = frozenset({"parent", "father", "mother", "child", "son", "daughter", "kid", "spouse", "husband", "wife",
                  "marry", "married", "sibling", "brother", "sister"})
@@ -46,7 +47,7 @@ BOTH_WAYS = frozenset({"marry", "married", "spouse", "sibling", "rival", "twin",
 def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> str:
     """The question with its kinship words that no relation of the graph says spelled out as hops: "who were X's
     grandparents" -> "who were X's parents of parents"; "the brothers and sisters of X" -> "the children of the
-    same parents of X"; "X's father-in-law" -> "X's father of spouse". A graph with a `sibling of` relation is
+    same parents of X"; "X's father-in-law" -> "X's spouse's father". A graph with a `sibling of` relation is
     asked "siblings" as it is."""
     from gretriever_neo4j.reader.wording import same_stems
 

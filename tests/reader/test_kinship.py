@@ -17,7 +17,7 @@ def test_kinship_no_relation_says_is_spelled_out_as_hops():
     assert spell("who were X's grandparents") == "who were x's parents of parents"
     assert spell("who are X's grandchildren") == "who are x's children of children"
     assert spell("who are the brothers and sisters of X") == "who are the children of the same parents of x"
-    assert spell("who was X's father-in-law") == "who was x's father of spouse"
+    assert spell("who was X's father-in-law") == "who was x's spouse's father"
     assert spell("who is X married to") == "who is X married to"  # nothing to spell out: the question as it was
     # a graph with a relation for the word is asked the word
     assert spell_out_kinship("who are X's siblings", ["sibling of", "parent of"]) == "who are X's siblings"
@@ -56,6 +56,8 @@ FAMILY = [("Enoch Scarrow", "is the father of", "Silas Scarrow"),
           ("Enoch Scarrow", "was born in", "Hemmingvale"),
           ("Susannah Harrow", "was born in", "Little Pelling"),
           ("Silas Scarrow", "was born on", "15 June 1841"),
+          ("Drusilla Quell", "was born on", "2 May 1843"),
+          ("Abel Quell", "is the father of", "Drusilla Quell"), ("Abel Quell", "married", "Mercy Lark"),
           ("Enoch Scarrow", "worked as", "wheelwright")]
 
 
