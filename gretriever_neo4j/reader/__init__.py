@@ -242,7 +242,13 @@ class ZeroShotReader:
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
             from gretriever_neo4j.reader.kinship import spell_out_kinship
-            from gretriever_neo4j.reader.wording import happens_in, plain_words, same_stems, wh_head
+            from gretriever_neo4j.reader.wording import (
+                asks_for_a_place,
+                happens_in,
+                located_relations,
+                plain_words,
+                wh_head,
+            )
             from gretriever_neo4j.retrieval.naming import holds_word
 
             # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
@@ -253,13 +259,13 @@ class ZeroShotReader:
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
-            contained = np.zeros(view.num_nodes, dtype=bool)  # what a relation of containment or of "in" points at
-            if view.num_edges:
-                into = same_stems(["located"], view.relation_texts)[0].astype(bool)
-                into |= np.asarray([happens_in(t) for t in view.relation_texts], dtype=bool)
-                contained[view.dst[into[view.relation]]] = True
             tokens = analyzer_tokens(masked)
             head = wh_head(tokens)
+            contained = np.zeros(view.num_nodes, dtype=bool)  # what a relation of containment or of "in" points at
+            if view.num_edges and asks_for_a_place(tokens, head):  # only "which city …" reads it
+                into = located_relations(view.relation_texts)
+                into |= np.asarray([happens_in(t) for t in view.relation_texts], dtype=bool)
+                contained[view.dst[into[view.relation]]] = True
             kind_named = np.zeros(view.num_nodes, dtype=bool)
             if head is not None:
                 # "what kind of music", "what form of government": `Rock music`, a kind of it, not `Government of X`

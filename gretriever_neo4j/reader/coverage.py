@@ -75,7 +75,6 @@ is a pure function of texts and an `embed(texts) -> (n, d)` callable. What the q
 (stems, word families, roles, the which-noun, the origin and identity forms) is `wording`'s.
 """
 
-
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -87,19 +86,20 @@ from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
     ORIGIN_WORD,
-    PLACE_KINDS,
     TIME_WORDS,
     WHERE,
     WHO,
     Step,
     agents_named,
     anchor_sides,
+    asks_for_a_place,
     asks_for_a_time,
     asks_identity,
     asks_origin,
     content_words,
     head_word_index,
     inverse_named,
+    located_relations,
     modifies,
     names_its_head,
     own_name,
@@ -111,7 +111,6 @@ from gretriever_neo4j.reader.wording import (
     word_grams,
 )
 from gretriever_neo4j.retrieval.linking import analyzer_tokens
-from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import (
     FORWARD,
     asks_for_a_category,
@@ -262,7 +261,6 @@ def signature_question(relation_texts: Sequence[str], signature: Sequence[Step])
     return f"what is {inner}"
 
 
-
 def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
                     relation_texts: Sequence[str], vectors: TextVectors, shortlist: int = SHORTLIST,
                     ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST,
@@ -294,12 +292,14 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
              else content_words(masked_question, kept) or ["thing"])
     asks_for_a_name = asks_who or asks_where
     asks_when = asks_for_a_time(tokens, head)
-    asks_a_place = head is not None and bool(word_lemmas(tokens[head]) & PLACE_KINDS)
-    located = same_stems(["located"], relation_texts)[0] if asks_a_place and container_ends else None
+    asks_a_place = asks_for_a_place(tokens, head)
+    # the which-noun's similarity to each relation's own name
+    head_to_own = (vectors([own_name(t) for t in relation_texts]) @ vectors([tokens[head]])[0] if head is not None
+                   else None)
+    located = located_relations(relation_texts) if asks_a_place and container_ends else None
     # a relation whose name is near the noun ("capital of", "born in", "twinned with" for "city") may end on one
     # though nothing is located in it; "served at", "buried at", "chef of" end on venues
-    venue = ((vectors([own_name(t) for t in relation_texts]) @ vectors([tokens[head]])[0]) < VENUE_SIMILARITY
-             if located is not None else None)
+    venue = head_to_own < VENUE_SIMILARITY if located is not None else None
 
     def no_place(signature_id: int | None) -> bool:
         return (signature_id is not None and len(signatures[signature_id]) > 0 and signature_id not in container_ends
@@ -336,8 +336,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     if typed_head is not None:
         # Too far from every relation, by its whole name or its own ("which movies" / `film.performance.film`: 0.55
         # and 0.81), the head noun is a kind of thing only (`HEAD_NAMES`).
-        own = vectors([own_name(t) for t in relation_texts]) @ vectors([words[head_word]])[0]
-        if np.maximum(word_relation[head_word], own).max() < HEAD_NAMES:
+        if np.maximum(word_relation[head_word], head_to_own).max() < HEAD_NAMES:
             naming[head_word] = False
             gram_named[head_word] = -1.0
     covered = word_relation[naming] if naming.any() else word_relation

@@ -30,6 +30,7 @@ SPELLED_OUT = {
     "sibling": "children of the same parents", "brother": "children of the same parents",
     "sister": "children of the same parents",
 }
+TOKENS = re.compile(r"[\w'-]+|[^\w\s]")  # words (with their possessive and hyphens) and punctuation
 IN_LAW = re.compile(r"\b(father|mother|parent|son|daughter)s?[- ]in[- ]laws?\b")
 # said in the possessive's order, nearest to X first: "X's father-in-law" is X's spouse's father
 IN_LAW_SPELLED = {"father": "spouse's father", "mother": "spouse's mother", "parent": "spouse's parents",
@@ -57,7 +58,7 @@ def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> st
     text = masked_question.lower()
     if unnamed("law"):  # a graph with a `father-in-law` relation is asked as it is
         text = IN_LAW.sub(lambda m: IN_LAW_SPELLED[m.group(1)], text)
-    words, out = re.findall(r"[\w'-]+|[^\w\s]", text), []
+    words, out = TOKENS.findall(text), []
     for word in words:
         spelled = next((SPELLED_OUT[lemma] for lemma in word_lemmas(word) if lemma in SPELLED_OUT), None)
         if spelled is not None and not unnamed(word):
@@ -66,7 +67,7 @@ def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> st
             out.pop()  # "brothers and sisters": one kin, said once
             continue
         out.append(spelled if spelled is not None else word)
-    return " ".join(out) if out != re.findall(r"[\w'-]+|[^\w\s]", masked_question.lower()) else masked_question
+    return " ".join(out) if out != TOKENS.findall(masked_question.lower()) else masked_question
 
 
 def is_kin(word: str) -> bool:

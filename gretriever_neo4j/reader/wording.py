@@ -293,6 +293,17 @@ def modifies(noun: str, relation_text: str) -> bool:
             and any(stem_match(noun, part) for part in parts[:-1]))
 
 
+def asks_for_a_place(tokens: Sequence[str], head: int | None) -> bool:
+    """"which city …", "in which country …": the which-noun (`wh_head`) is a kind of place (`PLACE_KINDS`)."""
+    return head is not None and bool(word_lemmas(tokens[head]) & PLACE_KINDS)
+
+
+def located_relations(relation_texts: Sequence[str]) -> np.ndarray:
+    """(R,) bool: relations of containment, named like `located in`, Freebase's `containedby`, `contains`, or by a
+    noun for what contains places (`country`: `CONTAINERS`)."""
+    return same_stems(["located"], relation_texts)[0].astype(bool)
+
+
 @lru_cache(maxsize=65_536)
 def happens_in(relation_text: str) -> bool:
     """A relation named by a verb and "in" (`born in`, `lives in`, `is located in`): what it points at is a place
