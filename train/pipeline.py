@@ -204,7 +204,7 @@ def _with_details(models: TrainedModels, key: str, value: dict) -> TrainedModels
 
 def _has_opaque_nodes(kg, share: float = 0.01) -> bool:
     """Freebase-like graphs (compound nodes with id texts) need a step more per hop."""
-    from ..retrieval.relation_paths import is_opaque
+    from ..retrieval.texts import is_opaque
 
     return kg.num_nodes > 0 and sum(is_opaque(t) for t in kg.node_texts) >= share * kg.num_nodes
 

@@ -203,7 +203,7 @@ class ZeroShotReader:
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
         similarities that relation-path retrieval uses)."""
         from gretriever_neo4j.reader.text_vectors import TextVectors
-        from gretriever_neo4j.retrieval.relation_paths import RelationTexts
+        from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 
         if scoring not in ("coverage", "steps"):
             raise ValueError(f"scoring must be 'coverage' or 'steps', got {scoring!r}")
@@ -215,14 +215,8 @@ class ZeroShotReader:
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
-        from gretriever_neo4j.retrieval.relation_paths import (
-            PathConfig,
-            asks_for_a_category,
-            is_a_common_noun,
-            is_a_value,
-            is_opaque,
-            signature_scores,
-        )
+        from gretriever_neo4j.retrieval.relation_paths import PathConfig, asks_for_a_category, signature_scores
+        from gretriever_neo4j.retrieval.texts import is_a_common_noun, is_a_value, is_opaque
 
         config = PathConfig()
         anchors = list(anchors)
@@ -359,7 +353,7 @@ class TrainedReader:
         (node_logits, sig_logits), = predict_logits(self.module, [example], view.node_vectors, view.relation_vectors)
         probabilities = sigmoid(node_logits)
         pair_scores = sig_logits[found.pair_sig] if found.num_pairs else np.zeros(0)
-        from gretriever_neo4j.retrieval.relation_paths import is_opaque
+        from gretriever_neo4j.retrieval.texts import is_opaque
 
         opaque = {i for i, text in enumerate(view.node_texts) if is_opaque(text)}  # ways through, never answers
         return _finish(view, found, anchors, probabilities, np.zeros(view.num_nodes), _best_pairs(found, pair_scores),

@@ -26,7 +26,7 @@ import numpy as np
 
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, strip_topic_markers
-from gretriever_neo4j.retrieval.relation_paths import humanize_relation
+from gretriever_neo4j.retrieval.texts import humanize_relation
 
 MIN_LETTERS = 3  # a word of the question that can name a constraint ("kirk", "ziva"), not "in", "on"
 # How far below the best walk's score a node linked to two anchors may be and still be the answer (WebQSP, 1,628

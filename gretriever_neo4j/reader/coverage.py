@@ -111,12 +111,8 @@ from gretriever_neo4j.reader.wording import (
     word_grams,
 )
 from gretriever_neo4j.retrieval.linking import analyzer_tokens
-from gretriever_neo4j.retrieval.relation_paths import (
-    FORWARD,
-    asks_for_a_category,
-    asks_what_is_shared,
-    humanize_relation,
-)
+from gretriever_neo4j.retrieval.relation_paths import FORWARD, asks_for_a_category, asks_what_is_shared
+from gretriever_neo4j.retrieval.texts import humanize_relation
 
 SHORTLIST = 24
 HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from gretriever_neo4j.retrieval.naming import word_lemmas
-from gretriever_neo4j.retrieval.relation_paths import own_name
+from gretriever_neo4j.retrieval.texts import own_name
 
 # What a kinship word is in the graph's words: the hops, nearest to X first.
 SPELLED_OUT = {

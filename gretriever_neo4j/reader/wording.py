@@ -15,7 +15,8 @@ import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
-from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD, humanize_relation, own_name
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD
+from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors

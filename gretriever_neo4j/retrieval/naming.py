@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
-from gretriever_neo4j.retrieval.relation_paths import own_name
+from gretriever_neo4j.retrieval.texts import own_name
 
 # Function words that never name an entity on their own. Kept short on purpose: every word here makes titles
 # consisting only of such words ("It", "Them") unfindable by name.

@@ -33,66 +33,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
+from gretriever_neo4j.retrieval.texts import is_opaque
 
-OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
-VALUE = re.compile(r"^[-+]?\d[\d,.:/ -]*(T[\d:.]+Z?)?$")
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
-# A date as people write it: "12 March 1841", "12th of March 1841", "March 12, 1841", "March 1841"
-DATE = re.compile(rf"^(?:{_DAY}(?: of)? {_MONTH},? \d{{1,4}}|{_MONTH} {_DAY},? \d{{1,4}}|{_MONTH},? \d{{3,4}})$",
-                  re.IGNORECASE)
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
-
-
-def is_opaque(text: str) -> bool:
-    """A node text that is an id, not a name (Freebase CVT / mid): a way through, never an answer."""
-    return bool(OPAQUE_ID.match(text.strip()))
-
-
-def is_a_value(text: str) -> bool:
-    """A node text that is a number or a date ("1983", "1901-09-14", "7.5", "12 March 1841"), not a name."""
-    text = text.strip()
-    return bool(VALUE.match(text) or DATE.match(text))
-
-
-def is_a_common_noun(text: str) -> bool:
-    """A node text written all in lower case ("indie rock", "bass guitar", "new york city" as a tag): a word for
-    a kind of thing, not the proper name a "who" question asks for."""
-    return any(c.isalpha() for c in text) and not any(c.isupper() for c in text)
-
-
-HUMANIZED_VERSION = 2  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
-IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # `http://dbpedia.org/ontology/birthPlace`
-CURIE = re.compile(r"^[A-Za-z][\w-]*:(?=[A-Za-z_])")  # `schema:birthPlace`, `lore:memberOfFaction`
-
-
-def local_name(text: str) -> str:
-    """A relation's name without its RDF namespace or prefix (`IRI`, `CURIE`); other names as they are."""
-    if IRI.match(text):
-        return re.split(r"[/#]", text.rstrip("/#"))[-1] or text
-    return CURIE.sub("", text, count=1)
-
-
-def humanize_relation(text: str) -> str:
-    """"directed_by" -> "directed by", "cooked-by-method" -> "cooked by method"; Freebase
-    "people.person.spouse_s" -> "person spouse s" (the domain, its first part, repeats the type's meaning and only
-    adds noise to the embedding); an RDF name's namespace or prefix goes too ("schema:birthPlace",
-    "http://dbpedia.org/ontology/birthPlace" -> "birth Place": "schema", "dbpedia", "org" would read as words of
-    every relation)."""
-    text = local_name(text)
-    parts = [p for p in re.split(r"[._/:-]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " ")) if p.strip()]
-    if text.count(".") >= 2 and len(parts) >= 3:
-        parts = parts[1:]
-    return " ".join(" ".join(parts).split()) or text
-
-
-def own_name(relation_text: str) -> str:
-    """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
-    nothing of what this relation is), an RDF name's local name."""
-    return humanize_relation(local_name(relation_text).rsplit(".", 1)[-1])
-
 
 ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
 CATEGORY_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category", "categories"})
@@ -387,42 +332,6 @@ def cosine(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
     vector = np.asarray(vector, dtype=np.float32).reshape(-1)
     norms = np.linalg.norm(rows, axis=1) * max(float(np.linalg.norm(vector)), 1e-12)
     return (rows @ vector) / np.maximum(norms, 1e-12)
-
-
-class RelationTexts:
-    """Humanized relation texts embedded once (`embed(texts) -> (n, d)`), by text, shared across questions.
-    `shared(embed)` gives one table per embedder in a process, so the retriever and the reader embed a relation
-    text once between them; `known` seeds it (a cache kept on disk by the caller)."""
-
-    _shared: dict[int, RelationTexts] = {}
-
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], known: dict[str, np.ndarray] | None = None):
-        self.embed = embed
-        self._vectors: dict[str, np.ndarray] = dict(known or {})
-
-    @classmethod
-    def shared(cls, embed: Callable[[list[str]], np.ndarray]) -> RelationTexts:
-        owner = getattr(embed, "__self__", embed)  # a bound `Embedder.embed`: one table per embedder
-        if id(owner) not in cls._shared:
-            cls._shared[id(owner)] = cls(embed)
-        return cls._shared[id(owner)]
-
-    @property
-    def known(self) -> dict[str, np.ndarray]:
-        return self._vectors
-
-    def warm(self, texts: Sequence[str], batch: int = 256) -> int:
-        """Embeds the texts not known yet (in batches, much faster than question by question); how many."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        for start in range(0, len(missing), batch):
-            chunk = missing[start:start + batch]
-            rows = np.asarray(self.embed([humanize_relation(t) for t in chunk]), dtype=np.float32)
-            self._vectors.update(zip(chunk, rows))
-        return len(missing)
-
-    def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        self.warm(texts)
-        return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
 
 def source_relation_texts(source) -> Callable[[np.ndarray], list[str]]:

@@ -11,7 +11,7 @@ question whose answers are the nodes the path reaches. Here
 2. the path's **signature** (relation texts and directions) is executed from the start over the whole graph
    (`weak_labels.follow`): every node it reaches is an answer (multi-answer paths), minus the start itself and
    opaque nodes; paths reaching more than `max_answers` nodes (through hubs) are dropped.
-3. **questions** are written from templates over humanized relation names (`relation_paths.humanize_relation`),
+3. **questions** are written from templates over humanized relation names (`texts.humanize_relation`),
    several phrasings per path, forward and backward steps phrased differently ("the directed by of X" vs "the
    things whose directed by is X").
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
-from gretriever_neo4j.retrieval.relation_paths import humanize_relation, is_opaque
+from gretriever_neo4j.retrieval.texts import humanize_relation, is_opaque
 from gretriever_neo4j.retrieval.weak_labels import BACKWARD, FORWARD, Step, follow
 
 # {x}: the phrase of what is asked (see `describe`); a question states it with one of these

@@ -21,7 +21,9 @@ import numpy as np
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.linking import StoreLinking, relation_name_words
 from gretriever_neo4j.retrieval.params import RetrievalParams
-from gretriever_neo4j.retrieval.relation_paths import HUMANIZED_VERSION, PathConfig, PathRetriever, RelationTexts
+from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever
+from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
+from gretriever_neo4j.retrieval.texts import HUMANIZED_VERSION
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 def relation_cache_path(embedder: str):
     from gretriever_neo4j.settings import gqa_home
 
-    # versioned by how relation names are read (`relation_paths.humanize_relation`): a change is a fresh cache
+    # versioned by how relation names are read (`texts.humanize_relation`): a change is a fresh cache
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", embedder) + f".v{HUMANIZED_VERSION}.npz"
     return gqa_home() / "cache" / "relation_texts" / name
 

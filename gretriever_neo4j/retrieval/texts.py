@@ -1,0 +1,63 @@
+"""What a node's or a relation's text says by itself: an opaque id (a way through, never an answer), a number or a
+date, a common noun; a relation's name read as words (`humanize_relation`) and its own name (`own_name`)."""
+
+from __future__ import annotations
+
+import re
+
+OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+VALUE = re.compile(r"^[-+]?\d[\d,.:/ -]*(T[\d:.]+Z?)?$")
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+# A date as people write it: "12 March 1841", "12th of March 1841", "March 12, 1841", "March 1841"
+DATE = re.compile(rf"^(?:{_DAY}(?: of)? {_MONTH},? \d{{1,4}}|{_MONTH} {_DAY},? \d{{1,4}}|{_MONTH},? \d{{3,4}})$",
+                  re.IGNORECASE)
+
+
+def is_opaque(text: str) -> bool:
+    """A node text that is an id, not a name (Freebase CVT / mid): a way through, never an answer."""
+    return bool(OPAQUE_ID.match(text.strip()))
+
+
+def is_a_value(text: str) -> bool:
+    """A node text that is a number or a date ("1983", "1901-09-14", "7.5", "12 March 1841"), not a name."""
+    text = text.strip()
+    return bool(VALUE.match(text) or DATE.match(text))
+
+
+def is_a_common_noun(text: str) -> bool:
+    """A node text written all in lower case ("indie rock", "bass guitar", "new york city" as a tag): a word for
+    a kind of thing, not the proper name a "who" question asks for."""
+    return any(c.isalpha() for c in text) and not any(c.isupper() for c in text)
+
+
+HUMANIZED_VERSION = 2  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
+IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # `http://dbpedia.org/ontology/birthPlace`
+CURIE = re.compile(r"^[A-Za-z][\w-]*:(?=[A-Za-z_])")  # `schema:birthPlace`, `lore:memberOfFaction`
+
+
+def local_name(text: str) -> str:
+    """A relation's name without its RDF namespace or prefix (`IRI`, `CURIE`); other names as they are."""
+    if IRI.match(text):
+        return re.split(r"[/#]", text.rstrip("/#"))[-1] or text
+    return CURIE.sub("", text, count=1)
+
+
+def humanize_relation(text: str) -> str:
+    """"directed_by" -> "directed by", "cooked-by-method" -> "cooked by method"; Freebase
+    "people.person.spouse_s" -> "person spouse s" (the domain, its first part, repeats the type's meaning and only
+    adds noise to the embedding); an RDF name's namespace or prefix goes too ("schema:birthPlace",
+    "http://dbpedia.org/ontology/birthPlace" -> "birth Place": "schema", "dbpedia", "org" would read as words of
+    every relation)."""
+    text = local_name(text)
+    parts = [p for p in re.split(r"[._/:-]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " ")) if p.strip()]
+    if text.count(".") >= 2 and len(parts) >= 3:
+        parts = parts[1:]
+    return " ".join(" ".join(parts).split()) or text
+
+
+def own_name(relation_text: str) -> str:
+    """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
+    nothing of what this relation is), an RDF name's local name."""
+    return humanize_relation(local_name(relation_text).rsplit(".", 1)[-1])
