@@ -31,8 +31,9 @@ a signature whose last step runs against an edge's direction (what points at the
 relation's text says its head is the one it names: "N of" (`author of`: "who wrote X" is `<author of`) or a verb and
 its preposition (`works for`: "who works at the same company as X" is `works for> <works for`). A user's graph
 points its edges either way; Freebase's and MetaQA's names point at the value. A "who" or "where" question is not
-answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year), nor by words all in
-lower case, which are kinds of things, not names ("who is in the band X" is not its genre, "indie rock"); a "when" or
+answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year), nor a "who" one by
+words all in lower case, which are kinds of things, not names ("who is in the band X" is not its genre, "indie
+rock"; a place may be written so: "where is X expressed" is "liver"); a "when" or
 "what year" one is answered by numbers or dates, where some walk ends on them (`WHEN_COST`: "when did X form" is not
 its record label). A "who" question is not answered by places, nor a "where" one, as surely, by anything else where
 some walk ends on places (`place_relations`: a place is what a relation named like one points at; "who plays in X"
@@ -378,8 +379,21 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         contained_last = (asks_a_place and s in container_ends and bool(located[int(last_relation)])
                           and gram_named[:, int(last_relation)].max() < WORD_NAMES
                           and no_place(index.get(tuple(map(tuple, signatures[s][:-1])))))
-        named_ids = ([r for r in ids if r != int(last_relation)] if (kind_named or contained_last) and len(ids) > 1
-                     else ids)
+        # "where has X curated exhibitions": the step out of an exhibition (an opaque record: a way through) to where
+        # it took place is the "where" the question asks; no word need name it
+        asked_last = (len(signatures[s]) > 1 and tuple(signatures[s][-2]) in ways_through
+                      and (((asks_where or asks_a_place) and s in place_ends) or (asks_when and s in value_ends)))
+        named_ids = ([r for r in ids if r != int(last_relation)]
+                     if (kind_named or contained_last or asked_last) and len(ids) > 1 else ids)
+        # A record (an exhibition, a loan, Freebase's CVT) holds one fact spelled in two edges, into it and out of
+        # it: the question names the fact by one of them ("who loaned out X": `<loaned work lent by>`). Only a walk
+        # through one record: from record to record, each fact must be named.
+        records = [(int(a[0]), int(b[0])) for a, b in zip(signatures[s], signatures[s][1:])
+                   if tuple(a) in ways_through]
+        if len(records) == 1 and records[0][0] != records[0][1]:
+            spelled = min(records[0], key=lambda r: float(gram_named[:, r].max()))
+            if set(named_ids) - {spelled}:
+                named_ids = [r for r in named_ids if r != spelled]
         key = (tuple(named_ids), typed if head_grams else -1)
         if key not in named_by:
             if head_grams and typed not in typed_named:
@@ -397,7 +411,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
                 and inverse.get(int(last_relation)) != last_direction):
             first[i] -= WHO_BACKWARD_COST
-        if (asks_for_a_name and (s in value_ends or s in unnamed_ends)) or (asks_who and s in place_ends):
+        if ((asks_for_a_name or asks_a_place) and s in value_ends) or (asks_who and (s in unnamed_ends
+                                                                                 or s in place_ends)):
             first[i] -= VALUE_COST
         if asks_when and value_ends and s not in value_ends:
             first[i] -= WHEN_COST

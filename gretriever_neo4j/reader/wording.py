@@ -16,7 +16,7 @@ import numpy as np
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD
-from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
+from gretriever_neo4j.retrieval.texts import ABBREVIATIONS, humanize_relation, own_name, spelled_out
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
@@ -55,7 +55,13 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"spouse", "husband", "marry", "married", "marriage"}),
                  frozenset({"spouse", "wife", "marry", "married", "marriage"}),
                  frozenset({"sibling", "brother"}), frozenset({"sibling", "sister"}),
-                 frozenset({"invent", "inventor", "invention", "create", "creator", "devise"}))
+                 frozenset({"invent", "inventor", "invention", "create", "creator", "devise"}),
+                 # who makes a product: `developed by`, `manufacturer`, `built by` (not a record's `producer`:
+                 # who made an album is its artist)
+                 frozenset({"make", "maker", "develop", "developer", "manufacture", "manufacturer", "build",
+                            "builder"}),
+                 # "where did X play before", "X's former club": `prev club`, `previous employer`
+                 frozenset({"previous", "former", "before", "prior", "formerly", "previously"}))
 # A relation named by a verb and "as" (`worked as`, `served as`, `employed as`) says what its head is: an occupation.
 ROLE_WORD = "occupation"
 # Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
@@ -63,7 +69,8 @@ ROLE_WORD = "occupation"
 # relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation
 # names (the head where its text names its head, "parent of"; else the tail).
 INVERSE_ROLES = ((frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"})),
-                 (frozenset({"advisor", "adviser", "supervisor", "mentor", "teacher", "tutor"}),
+                 # "who taught X" asks for X's teacher: `is a student of` forward
+                 (frozenset({"advisor", "adviser", "supervisor", "mentor", "teacher", "tutor", "teach"}),
                   frozenset({"student", "pupil", "mentee", "protege", "advisee", "supervisee"})),
                  (frozenset({"manager", "boss", "supervisor", "superior"}), frozenset({"subordinate"})))
 ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
@@ -228,13 +235,16 @@ def asks_for_a_time(tokens: Sequence[str], head: int | None) -> bool:
 # something "takes place" is its location.
 IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
           (re.compile(r"\b(take|takes|took|taking) place\b"), "located"))
+# A question may use a column header's abbreviation itself ("what is X's dob")
+ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
 def plain_words(masked_question: str) -> str:
-    """The question with its `IDIOMS` said plainly."""
+    """The question with its `IDIOMS` said plainly and its abbreviations spelled out as a relation's are ("X's dob":
+    `texts.ABBREVIATIONS`)."""
     for pattern, plain in IDIOMS:
         masked_question = pattern.sub(plain, masked_question)
-    return masked_question
+    return ABBREVIATED.sub(lambda m: spelled_out(m.group(0), set()), masked_question)
 
 
 def stem_match(a: str, b: str) -> bool:

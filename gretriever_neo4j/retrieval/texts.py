@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 
 OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
+# A user's record key: an event or a loan that carries an n-ary fact ("EXH-2031", "LOAN-0447", "ORD-2024-0193",
+# "evt_0042"), letters and a number of three digits or more after a separator, or one padded with a zero. Not a
+# model's or a gene's name ("B52", "TRANQ2", "COVID-19", "Boeing 747").
+RECORD_ID = re.compile(r"^[A-Za-z]{2,}(?:[-_#:/]\d+)*[-_#:/]\d{3,}$|^[A-Za-z]{2,}[-_#:/]?0\d{2,}$")
 VALUE = re.compile(r"^[-+]?\d[\d,.:/ -]*(T[\d:.]+Z?)?$")
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
           r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
@@ -16,8 +20,10 @@ DATE = re.compile(rf"^(?:{_DAY}(?: of)? {_MONTH},? \d{{1,4}}|{_MONTH} {_DAY},? \
 
 
 def is_opaque(text: str) -> bool:
-    """A node text that is an id, not a name (Freebase CVT / mid): a way through, never an answer."""
-    return bool(OPAQUE_ID.match(text.strip()))
+    """A node text that is an id, not a name (Freebase CVT / mid, a user's record key): a way through, never an
+    answer."""
+    text = text.strip()
+    return bool(OPAQUE_ID.match(text) or RECORD_ID.match(text))
 
 
 def is_a_value(text: str) -> bool:
@@ -32,9 +38,34 @@ def is_a_common_noun(text: str) -> bool:
     return any(c.isalpha() for c in text) and not any(c.isupper() for c in text)
 
 
-HUMANIZED_VERSION = 2  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
+HUMANIZED_VERSION = 3  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
 IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # `http://dbpedia.org/ontology/birthPlace`
 CURIE = re.compile(r"^[A-Za-z][\w-]*:(?=[A-Za-z_])")  # `schema:birthPlace`, `lore:memberOfFaction`
+
+
+# A spreadsheet's column headers as relation names: "pob", "nat", "mgr", "cap." say nothing to an embedder (MiniLM:
+# "who manages X" is nearer `capt` than `mgr`). A word of a relation's name is read in full where the dictionary does
+# not know it as a word, or where it is written with a dot ("cap.", "pop.": "cap" and "pop" are words too). Only
+# abbreviations with one common reading in data are here ("dir" may be a director or a direction; "no" is a word).
+ABBREVIATIONS = {
+    "dob": "date of birth", "pob": "place of birth", "dod": "date of death", "pod": "place of death",
+    "nat": "nationality", "pos": "position", "mgr": "manager", "capt": "captain", "div": "division",
+    "est": "established", "cap": "capacity", "qty": "quantity", "addr": "address", "dept": "department",
+    "org": "organization", "loc": "location", "yr": "year", "lang": "language", "pop": "population",
+    "hq": "headquarters", "mfr": "manufacturer", "auth": "author", "desc": "description", "ctry": "country",
+    "ht": "height", "wt": "weight", "prev": "previous",
+}
+LAST_PART = re.compile(r"\.(\w+)$")  # `film.film.directed_by`: `directed_by`
+DOTTED = re.compile(r"\b([A-Za-z]+)\.(?=[\s_]|$)")  # "cap." as a word, not Freebase's "people.person"
+
+
+def spelled_out(part: str, dotted: set[str]) -> str:
+    from lemminflect import getAllLemmas
+
+    word = part.lower()
+    if word in ABBREVIATIONS and (word in dotted or not getAllLemmas(word)):
+        return ABBREVIATIONS[word]
+    return part
 
 
 def local_name(text: str) -> str:
@@ -49,15 +80,24 @@ def humanize_relation(text: str) -> str:
     "people.person.spouse_s" -> "person spouse s" (the domain, its first part, repeats the type's meaning and only
     adds noise to the embedding); an RDF name's namespace or prefix goes too ("schema:birthPlace",
     "http://dbpedia.org/ontology/birthPlace" -> "birth Place": "schema", "dbpedia", "org" would read as words of
-    every relation)."""
+    every relation); a column header's abbreviations are spelled out ("pob" -> "place of birth", "cap." ->
+    "capacity": `ABBREVIATIONS`)."""
     text = local_name(text)
     parts = [p for p in re.split(r"[._/:-]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " ")) if p.strip()]
     if text.count(".") >= 2 and len(parts) >= 3:
         parts = parts[1:]
-    return " ".join(" ".join(parts).split()) or text
+    dotted = {m.lower() for m in DOTTED.findall(text)}
+    words = [spelled_out(w, dotted) for w in " ".join(parts).split()]  # abbreviations: `ABBREVIATIONS`
+    return " ".join(words) or text
 
 
 def own_name(relation_text: str) -> str:
     """A relation's own name, humanized: a Freebase name's part after its last dot (its domain and type say
     nothing of what this relation is), an RDF name's local name."""
-    return humanize_relation(local_name(relation_text).rsplit(".", 1)[-1])
+    name = local_name(relation_text)
+    last = LAST_PART.search(name)  # not "Population (approx.)" or "cap.": their dot ends a word, no domain
+    if last:
+        return humanize_relation(last.group(1))
+    if name.rstrip().endswith(".") and " " in name.strip():  # a sentence's full stop (a misparsed line): no name
+        return ""
+    return humanize_relation(name)

@@ -105,6 +105,10 @@ def test_what_x_owns_is_the_word_after_its_possessive():
 def test_idioms_are_said_plainly():
     assert plain_words("where was x laid to rest") == "where was x buried"
     assert plain_words("where does x take place") == "where does x located"
+    # a column header's abbreviation, where the question uses it; words stay words ("pop", "cap")
+    assert plain_words("tell me X's dob") == "tell me X's date of birth"
+    assert plain_words("who is X's mgr") == "who is X's manager"
+    assert plain_words("what is the pop of X") == "what is the pop of X"
 
 
 def test_family_words_and_occupations_name_their_relations():
@@ -140,3 +144,13 @@ def test_a_verb_and_in_point_at_a_place():
 
     assert happens_in("was born in") and happens_in("livesIn") and happens_in("is located in")
     assert not happens_in("in_language") and not happens_in("served-at") and not happens_in("is buried at")
+
+
+def test_who_makes_taught_and_before_name_their_relations_without_a_shared_stem():
+    relations = ["developed_by_org", "prev_club", "is a student of", "treats"]
+    assert same_stems(["who makes X"], relations).tolist() == [[1, 0, 0, 0]]
+    assert same_stems(["where did X play before"], relations).tolist() == [[0, 1, 0, 0]]
+    assert same_stems(["who taught X"], relations).tolist() == [[0, 0, 1, 0]]
+    from gretriever_neo4j.reader.wording import inverse_named
+
+    assert inverse_named(["taught"], relations) == {2: FORWARD}  # the teacher: the tail of `is a student of`

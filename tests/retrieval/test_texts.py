@@ -29,3 +29,22 @@ def test_relation_names_read_as_words():
     # a relation's own name: a Freebase name's last part, an RDF name's local name
     assert own_name("people.person.place_of_birth") == "place of birth"
     assert own_name("schema:birthPlace") == "birth Place"
+
+
+def test_a_column_headers_abbreviations_are_spelled_out_where_they_are_no_word():
+    assert humanize_relation("pob") == "place of birth" and own_name("mgr") == "manager"
+    assert humanize_relation("prev_club") == "previous club" and humanize_relation("developed_by_org").endswith(
+        "organization")
+    assert humanize_relation("cap.") == own_name("cap.") == "capacity"  # written with a dot: an abbreviation
+    assert humanize_relation("cap") == "cap" and humanize_relation("pop") == "pop"  # words of their own
+
+
+def test_a_dot_that_ends_a_word_is_no_freebase_domain():
+    assert own_name("Population (approx.)") == "Population (approx )"
+    assert own_name("Jr.,people.person.children") == "children"  # a name's comma, then a Freebase name
+    assert own_name("he was baptized there, and died.") == ""  # a sentence (a misparsed line) names no relation
+
+
+def test_a_users_record_keys_are_ways_through_and_names_with_numbers_are_not():
+    assert all(is_opaque(t) for t in ("EXH-2031", "LOAN-0447", "ORD-2024-0193", "evt_0042"))
+    assert not any(is_opaque(t) for t in ("B52", "TRANQ2", "COVID-19", "Boeing 747", "F-16", "A380", "Apollo 11"))
