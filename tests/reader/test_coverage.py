@@ -378,3 +378,15 @@ def test_a_record_holds_one_fact_the_question_names_by_one_of_its_edges(embedder
     # the step out of the exhibition to where it took place is the "where" asked
     assert sorted(answers(view, embedder, "where has Rena Quill curated exhibitions",
                           "where has X curated exhibitions", at("Rena Quill"))) == ["Palazzo Venn", "Tesselby House"]
+
+
+def test_the_same_team_as_x_asks_for_the_others_who_share_it(embedder):
+    from toy_kg import answers, view_of
+
+    squads = [("Ada Vell", "club", "Rovers"), ("Ben Holt", "club", "Rovers"), ("Cai Lund", "club", "Rovers"),
+              ("Dora Pike", "club", "Athletic"), ("Ada Vell", "pos", "GK"), ("Ben Holt", "pos", "winger"),
+              ("Rovers", "ground", "Rovers Park"), ("Athletic", "ground", "Mill Lane")]
+    view = view_of(squads, embedder)
+    said = answers(view, embedder, "who plays in the same team as Ada Vell", "who plays in the same team as X",
+                   view.node_texts.index("Ada Vell"))
+    assert sorted(said) == ["Ben Holt", "Cai Lund"]  # not the team itself
