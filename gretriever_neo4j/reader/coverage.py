@@ -367,6 +367,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     agents = agents_named(tokens[head], relation_texts) if typed_head is not None else set()
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
+    named_at_all = gram_named.max(axis=0)  # (R,) how well the best word or pair names each relation
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
         hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
@@ -384,7 +385,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # "which city is X served in": a walk that ends on places by a relation of containment says the place
         # asked for, though no word names `located in`
         contained_last = (asks_a_place and s in container_ends and bool(located[int(last_relation)])
-                          and gram_named[:, int(last_relation)].max() < WORD_NAMES
+                          and named_at_all[int(last_relation)] < WORD_NAMES
                           and no_place(index.get(tuple(map(tuple, signatures[s][:-1])))))
         # "where has X curated exhibitions": the step out of an exhibition (an opaque record: a way through) to where
         # it took place is the "where" the question asks; no word need name it
@@ -398,7 +399,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         records = [(int(a[0]), int(b[0])) for a, b in zip(signatures[s], signatures[s][1:])
                    if tuple(a) in ways_through]
         if len(records) == 1 and records[0][0] != records[0][1]:
-            spelled = min(records[0], key=lambda r: float(gram_named[:, r].max()))
+            spelled = min(records[0], key=lambda r: float(named_at_all[r]))
             if set(named_ids) - {spelled}:
                 named_ids = [r for r in named_ids if r != spelled]
         key = (tuple(named_ids), typed if head_grams else -1)

@@ -60,12 +60,14 @@ DOTTED = re.compile(r"\b([A-Za-z]+)\.(?=[\s_]|$)")  # "cap." as a word, not Free
 
 
 def spelled_out(part: str, dotted: set[str]) -> str:
+    """`part` in full where it is one of `ABBREVIATIONS` and written with a dot (in `dotted`) or no dictionary word;
+    else as it is."""
+    word = part.lower()
+    if word not in ABBREVIATIONS:  # every word of every relation name passes here: the dictionary only for these
+        return part
     from lemminflect import getAllLemmas
 
-    word = part.lower()
-    if word in ABBREVIATIONS and (word in dotted or not getAllLemmas(word)):
-        return ABBREVIATIONS[word]
-    return part
+    return ABBREVIATIONS[word] if word in dotted or not getAllLemmas(word) else part
 
 
 def local_name(text: str) -> str:
