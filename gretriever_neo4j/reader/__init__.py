@@ -168,8 +168,34 @@ def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     return means
 
 
+def parallel_into_records(view: SubgraphView, opaque: np.ndarray) -> list[int]:
+    """Relations that join one node to the same record (an opaque node) side by side, merged: `same[r]`, the
+    relation each stands for. A node tied to one record twice is tied in one role under two names (a Freebase
+    dump holds Einstein's schooling as `people.person.education` on four records and as
+    `education.education.student` on one of them), so a walk through either is the same fact."""
+    same = list(range(len(view.relation_texts)))
+
+    def root(r: int) -> int:
+        while same[r] != r:
+            same[r] = same[same[r]]
+            r = same[r]
+        return r
+
+    into = opaque[view.dst] & ~opaque[view.src]
+    by_pair: dict[tuple[int, int], set[int]] = {}
+    for u, v, r in zip(view.src[into].tolist(), view.dst[into].tolist(), view.relation[into].tolist()):
+        by_pair.setdefault((u, v), set()).add(r)
+    for relations in by_pair.values():
+        first, *rest = sorted(relations)
+        for r in rest:
+            a, b = root(first), root(r)
+            if a != b:
+                same[max(a, b)] = min(a, b)
+    return [root(r) for r in range(len(same))]
+
+
 def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str,
-            ways_through: set) -> np.ndarray:
+            ways_through: set, parallel: Sequence[int] | None = None) -> np.ndarray:
     """Signatures the question cannot tell apart (`kinship.merged_relations`: "parents" over `is the father of` and
     `is the mother of`; `married` either way) score as the best of them: their end nodes answer together. A
     relation through opaque nodes (Freebase's `spouse_s` to a marriage) has a way, not two."""
@@ -177,6 +203,8 @@ def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[s
     from gretriever_neo4j.reader.wording import content_words
 
     same, both = merged_relations(relation_texts, content_words(masked))
+    if parallel is not None:
+        same = [same[p] for p in parallel]
     both -= {int(r) for r, _ in ways_through}
     if not both and all(s == r for r, s in enumerate(same)):
         return scores
@@ -275,7 +303,8 @@ class ZeroShotReader:
                                          end_vectors=_mean_end_vectors(view, found),
                                          container_ends=(_ending_mostly_in(found, contained | place)
                                                          if contained.any() else set()))
-            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque)
+            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
+                                 parallel_into_records(view, opaque))
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, read, reader_input
+from gretriever_neo4j.reader import TrainedReader, ZeroShotReader, parallel_into_records, read, reader_input
 from gretriever_neo4j.reader.model import ReaderConfig, answer_set, calibrate, load_reader, save_reader, set_f1
 from gretriever_neo4j.reader.training import build_examples, score, train_reader
 
@@ -268,3 +268,44 @@ def test_a_which_noun_that_only_modifies_a_relations_name_does_not_name_it(embed
     view = view_of(triples, embedder)
     assert answers(view, embedder, "which quest rewards the Skarhold Warhammer", "which quest rewards the X",
                    view.node_texts.index("Skarhold Warhammer")) == ["A Crown for Tessarine"]
+
+
+def test_relations_that_tie_a_node_to_one_record_side_by_side_are_one(embedder):
+    """A Freebase dump holds Einstein's schooling as `people.person.education` on four records and as
+    `education.education.student` on one of them too: a walk through either is the same fact, and the colleges
+    the question asks for are reached through the first."""
+    triples = [("Albert Einstein", "people.person.education", "m.0j_z4g5"),
+               ("Albert Einstein", "education.education.student", "m.0j_z4g5"),
+               ("Albert Einstein", "people.person.education", "m.0k03_k5"),
+               ("Albert Einstein", "people.person.education", "m.0k05ps4"),
+               ("m.0j_z4g5", "education.education.institution", "Luitpold Gymnasium"),
+               ("m.0k03_k5", "education.education.institution", "ETH Zurich"),
+               ("m.0k05ps4", "education.education.institution", "University of Zurich"),
+               ("Albert Einstein", "people.person.place_of_birth", "Ulm")]
+    view = view_of(triples, embedder)
+    opaque = np.asarray([t.startswith("m.") for t in view.node_texts])
+    same = parallel_into_records(view, opaque)
+    education, student = (view.relation_texts.index(r) for r in ("people.person.education",
+                                                                 "education.education.student"))
+    assert same[education] == same[student]
+    assert len(set(same)) == len(view.relation_texts) - 1
+    found = sorted(answers(view, embedder, "what college did albert einstein go to", "what college did X go to"))
+    assert found == ["ETH Zurich", "Luitpold Gymnasium", "University of Zurich"]
+
+
+def test_the_side_of_a_relation_the_question_asks_for(embedder):
+    """"B is a sequel to A": the sequel to A is B; "what eats X" asks for what is at the head of `Eats`, "what does
+    X eat" for what is at its tail."""
+    books = view_of([("The Lamp in the Tower", "is a sequel to", "The First Lantern"),
+                     ("A Light in the Deep", "is a sequel to", "The Lamp in the Tower"),
+                     ("The Lamp in the Tower", "was written by", "Adela Radcliffe")], embedder)
+    lamp = books.node_texts.index("The Lamp in the Tower")
+    assert answers(books, embedder, "what is the sequel to The Lamp in the Tower", "what is the sequel to X",
+                   lamp) == ["A Light in the Deep"]
+    assert answers(books, embedder, "which book is The Lamp in the Tower a sequel to",
+                   "which book is X a sequel to", lamp) == ["The First Lantern"]
+    food = view_of([("brindlewyrm", "Eats", "lanternmoth"), ("lanternmoth", "Eats", "starthistle"),
+                    ("lanternmoth", "AtLocation", "Thistlewild")], embedder)
+    moth = food.node_texts.index("lanternmoth")
+    assert answers(food, embedder, "what eats lanternmoth", "what eats X", moth) == ["brindlewyrm"]
+    assert answers(food, embedder, "what does a lanternmoth eat", "what does a X eat", moth) == ["starthistle"]
