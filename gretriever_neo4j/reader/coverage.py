@@ -86,6 +86,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from gretriever_neo4j.reader.kinship import is_kin, kin_steps
+from gretriever_neo4j.reader.sides import (
+    agents_named,
+    inverse_named,
+    names_its_head,
+    role_directions,
+    voice_directions,
+    without_copula,
+)
 from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
@@ -94,7 +102,6 @@ from gretriever_neo4j.reader.wording import (
     WHERE,
     WHO,
     Step,
-    agents_named,
     anchor_sides,
     asks_for_a_place,
     asks_for_a_time,
@@ -102,10 +109,8 @@ from gretriever_neo4j.reader.wording import (
     asks_origin,
     content_words,
     head_word_index,
-    inverse_named,
     located_relations,
     modifies,
-    names_its_head,
     own_name,
     possessed_word,
     same_stems,
@@ -166,7 +171,7 @@ OWNED_COST = 0.15
 VENUE_SIMILARITY = 0.22
 CONTAINER_COST = 0.15
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
-INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way
+INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way; a last step against the verb
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
@@ -255,10 +260,14 @@ def signature_question(relation_texts: Sequence[str], signature: Sequence[Step])
         words = humanize_relation(relation_texts[relation])
         if not names_its_head(relation_texts[relation]):
             inner = f"the {words} of {inner}" if direction == FORWARD else f"the things {words} {inner}"
-        elif words.lower().endswith(" of"):  # `author of`: the head is the author
+            continue
+        copula, core = without_copula(words.split())  # `is a sequel to`: the head is "a sequel to" the tail
+        words = " ".join(core)
+        if words.lower().endswith(" of"):  # `author of`, `is a student of`: the head is the author, the student
             inner = f"the thing {inner} is {words}" if direction == FORWARD else f"the {words} {inner}"
-        else:  # `works for`: the head works for the tail
-            inner = f"the thing {inner} {words}" if direction == FORWARD else f"the one who {words} {inner}"
+        else:  # `works for`, `is a sequel to`: the head works for the tail, is a sequel to it
+            verb = f"is {words}" if copula else words
+            inner = f"the thing {inner} {verb}" if direction == FORWARD else f"the one who {verb} {inner}"
     return f"what is {inner}"
 
 
@@ -314,6 +323,9 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     humanized = [humanize_relation(t) for t in relation_texts]
     heads_named = [names_its_head(t) for t in relation_texts] if asks_who else []
     inverse = inverse_named(words, relation_texts)
+    # the side of the verb or role the question asks for, at the walk's last step (`wording.voice_directions`,
+    # `role_directions`): "which creatures feed on X" is `<Eats`, not on to what else they eat
+    voiced = {**role_directions(tokens, relation_texts), **voice_directions(tokens, relation_texts)}
     relations = vectors(humanized)
     gram_relation = np.maximum(vectors(grams) @ relations.T,
                                LEXICAL * same_stems(grams, relation_texts, kept))  # (G, R)
@@ -416,8 +428,11 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         trips = round_trips(signatures[s])
         if inverse and not trips:
             first[i] -= INVERSE_COST * sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])
+        if voiced.get(int(last_relation), last_direction) != last_direction and not sharing:
+            first[i] -= INVERSE_COST
         if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
-                and inverse.get(int(last_relation)) != last_direction and not (same_as and trips)):
+                and {**({} if trips else voiced), **inverse}.get(int(last_relation)) != last_direction
+                and not (same_as and trips)):
             first[i] -= WHO_BACKWARD_COST
         if ((asks_for_a_name or asks_a_place) and s in value_ends) or (asks_who and (s in unnamed_ends
                                                                                  or s in place_ends)):

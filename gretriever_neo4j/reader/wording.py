@@ -1,8 +1,8 @@
 """How the question's words name relations, for the zero-shot reader (`coverage`): which words can name one
 (`content_words`), which noun a "which"/"what" question asks for (`wh_head`), where a word and a relation's own name
-share a stem, a small family of words or a pair of roles (`same_stems`, `inverse_named`), which relations name their
-head ("author of", "works for": `names_its_head`), and the question forms that ask for X's origin or identity
-(`asks_origin`, `asks_identity`). Pure functions of texts: a dictionary (lemminflect) but no embedder.
+share a stem, a small family of words or a pair of roles (`same_stems`), idioms said plainly (`plain_words`), and the
+question forms that ask for X's origin or identity (`asks_origin`, `asks_identity`). Which side of a relation a
+question asks for is `sides`. Pure functions of texts: a dictionary (lemminflect) but no embedder.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
-from gretriever_neo4j.retrieval.relation_paths import BACKWARD, CATEGORY_WORDS, FORWARD
-from gretriever_neo4j.retrieval.texts import ABBREVIATIONS, humanize_relation, own_name, spelled_out
+from gretriever_neo4j.retrieval.relation_paths import CATEGORY_WORDS, FORWARD
+from gretriever_neo4j.retrieval.texts import ABBREVIATIONS, own_name, spelled_out
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
@@ -45,7 +45,7 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
                  frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
                  frozenset({"famous", "profession", "occupation", "job", "career"}),
-                 frozenset({"locate", "containedby"}),
+                 frozenset({"locate", "containedby", "contained"}),  # `containedby` is read "contained by"
                  frozenset({"base", "headquarter", "headquarters", "hq"}),
                  frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}),
                  # a user's family graph: "parents" names `is the father of`, "wife" names `married`
@@ -60,6 +60,11 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                  # who made an album is its artist)
                  frozenset({"make", "maker", "develop", "developer", "manufacture", "manufacturer", "build",
                             "builder"}),
+                 # "who is the author of X": `was written by`, `wrote` (MiniLM rates "author" as near `was published
+                 # by`)
+                 frozenset({"author", "write", "writer"}),
+                 # "which creatures feed on X": `Eats`
+                 frozenset({"eat", "feed", "devour", "consume"}),
                  # "where did X play before", "X's former club": `prev club`, `previous employer`
                  frozenset({"previous", "former", "before", "prior", "formerly", "previously"}))
 # A relation named by a verb and "as" (`worked as`, `served as`, `employed as`) says what its head is: an occupation.
@@ -155,22 +160,6 @@ def anchor_sides(masked_question: str) -> list[int]:
     return sides
 
 
-@lru_cache(maxsize=65_536)
-def names_its_head(relation_text: str) -> bool:
-    """Whether a relation's text names the node its edges start from: "author of", "parent of" (the head is the
-    author, the parent), "works for", "lives in" (a verb and its preposition: the head does it). "directed by",
-    "starred actors", "has genre", "in language" name the tail."""
-    from lemminflect import getAllLemmas
-
-    words = humanize_relation(relation_text).lower().split()
-    if not words:
-        return False
-    if words[-1] == "of" and len(words) > 1:
-        return True
-    return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
-            and "AUX" not in getAllLemmas(words[0]))
-
-
 def wh_head(tokens: Sequence[str]) -> int | None:
     """The index of the noun a "which"/"what" question opens with ("which *city* was X born in", "in what *year*
     …", "what type of *music* did X play": `naming.asked_kind`): the kind of thing asked for, or None."""
@@ -223,8 +212,11 @@ def _own_words(relation_text: str) -> tuple[str, ...]:
 
 
 def asks_for_a_time(tokens: Sequence[str], head: int | None) -> bool:
-    """"when …", "what year …", and "what is X's date of birth", "X's birthday": a time word right after X."""
+    """"when …", "what year …", "what is X's date of birth", "X's birthday" (a time word right after X), and "the
+    publication date of X" (a time word of something)."""
     if WHEN & set(tokens[:3] + tokens[-1:]) or (head is not None and tokens[head] in TIME_WORDS):
+        return True
+    if any(t in TIME_WORDS and after == "of" for t, after in zip(tokens, tokens[1:])):  # "the publication date of X"
         return True
     return any(t == PLACEHOLDER and (rest[:1] and rest[0] in TIME_WORDS or rest[:2] and rest[0] == "s"
                                      and rest[1:2] and rest[1] in TIME_WORDS)
@@ -234,7 +226,12 @@ def asks_for_a_time(tokens: Sequence[str], head: int | None) -> bool:
 # Idioms whose words name nothing the embedder sees: where someone was "laid to rest" is where they are buried, where
 # something "takes place" is its location.
 IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
-          (re.compile(r"\b(take|takes|took|taking) place\b"), "located"))
+          (re.compile(r"\b(take|takes|took|taking) place\b"), "located"),
+          # what a thing "can do" is what it is capable of, what it "is like" its properties (MiniLM rates "what can
+          # X do" nearer `has a` than `capable of`); what "goes into" a thing is what it is made of
+          (re.compile(r"^what can (.+) do\b", re.IGNORECASE), r"what is \1 capable of"),
+          (re.compile(r"^what (?:is|are|was|were) (.+) like\s*\??$", re.IGNORECASE), r"what are the properties of \1"),
+          (re.compile(r"^what goes into (.+)$", re.IGNORECASE), r"what is \1 made of"))
 # A question may use a column header's abbreviation itself ("what is X's dob")
 ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
@@ -253,7 +250,7 @@ def stem_match(a: str, b: str) -> bool:
     lemmas_a, lemmas_b = word_lemmas(a), word_lemmas(b)
     if any(lemmas_a & family and lemmas_b & family for family in WORD_FAMILIES):  # "describe" / `has tags`
         return True
-    if _inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`, "sons" / `is the father of`
+    if inverse_roles(lemmas_a, lemmas_b):  # "students" / `doctoral advisor`, "sons" / `is the father of`
         return True
     if len(a) < STEM or len(b) < STEM:
         return False
@@ -270,22 +267,9 @@ def stem_match(a: str, b: str) -> bool:
             or any(len(lemma) >= STEM and lemma in a for lemma in lemmas_b if len(a) > len(lemma)))
 
 
-def _inverse_roles(lemmas_a: frozenset[str], lemmas_b: frozenset[str]) -> bool:
+def inverse_roles(lemmas_a: frozenset[str], lemmas_b: frozenset[str]) -> bool:
     return any((lemmas_a & one and lemmas_b & other) or (lemmas_a & other and lemmas_b & one)
                for one, other in INVERSE_ROLES)
-
-
-def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
-    """Relations a question word names by the inverse of the role the relation's own name says ("students" /
-    `doctoral advisor`), with the direction a step along each must take to reach that word's side: backward where
-    the name says the tail's role (`doctoral advisor`, `parents`), forward where it says the head's (`parent of`)."""
-    lemmas = [word_lemmas(w) for w in words]
-    out = {}
-    for r, text in enumerate(relation_texts):
-        own = [word_lemmas(part) for part in content_words(own_name(text))]
-        if any(_inverse_roles(q, o) for q in lemmas for o in own):
-            out[r] = FORWARD if names_its_head(text) else BACKWARD
-    return out
 
 
 @lru_cache(maxsize=65_536)
@@ -329,14 +313,6 @@ def word_family(word: str) -> str | int:
     """The `WORD_FAMILIES` index a word belongs to, else the word itself."""
     lemmas = word_lemmas(word)
     return next((i for i, family in enumerate(WORD_FAMILIES) if lemmas & family), word)
-
-
-def agents_named(noun: str, relation_texts: Sequence[str]) -> set[int]:
-    """Relations whose text names its head with a verb (`names_its_head`: "plays for", "author of") of which `noun`
-    is the doer ("players", "authors"): their heads are what the noun asks for."""
-    lemmas = word_lemmas(noun)
-    return {r for r, text in enumerate(relation_texts)
-            if names_its_head(text) and lemmas & word_lemmas((own_name(text).lower().split() or [""])[0])}
 
 
 def head_word_index(tokens: Sequence[str], words: Sequence[str], head: int | None) -> int | None:

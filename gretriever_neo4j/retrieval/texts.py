@@ -4,6 +4,7 @@ date, a common noun; a relation's name read as words (`humanize_relation`) and i
 from __future__ import annotations
 
 import re
+from functools import cache
 
 OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 # A user's record key: an event or a loan that carries an n-ary fact ("EXH-2031", "LOAN-0447", "ORD-2024-0193",
@@ -38,7 +39,7 @@ def is_a_common_noun(text: str) -> bool:
     return any(c.isalpha() for c in text) and not any(c.isupper() for c in text)
 
 
-HUMANIZED_VERSION = 3  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
+HUMANIZED_VERSION = 5  # bumped when `humanize_relation` reads a name differently: embedded names are cached by it
 IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # `http://dbpedia.org/ontology/birthPlace`
 CURIE = re.compile(r"^[A-Za-z][\w-]*:(?=[A-Za-z_])")  # `schema:birthPlace`, `lore:memberOfFaction`
 
@@ -70,6 +71,33 @@ def spelled_out(part: str, dotted: set[str]) -> str:
     return ABBREVIATIONS[word] if word in dotted or not getAllLemmas(word) else part
 
 
+# Words a relation name may run together with others ("athleteplaysforteam"): the closed class, which a dictionary
+# of open-class lemmas does not list.
+FUNCTION_WORDS = frozenset("a an the of in on at by for to from with against into onto as and or".split())
+
+
+@cache
+def segmented(word: str) -> str:
+    """A word run together from several, as NELL's relation names are ("athleteplaysforteam", "teamcoach"), written
+    apart: "athlete plays for team". Only a lower-case word of five letters
+    or more that the dictionary does not know, and only where every part is a word it knows (or a function word)
+    of two letters or more ("a" alone): "usnris", "honouriam", "canoodled" stay as they are. The split is
+    wordsegment's (word frequencies of a large English corpus)."""
+    if len(word) < 5 or not word.isalpha() or not word.islower():
+        return word
+    from lemminflect import getAllLemmas
+
+    if getAllLemmas(word):
+        return word
+    import wordsegment
+
+    if not wordsegment.UNIGRAMS:
+        wordsegment.load()
+    parts = wordsegment.segment(word)
+    known = all(p in FUNCTION_WORDS or (len(p) >= 2 and getAllLemmas(p)) for p in parts)
+    return " ".join(parts) if len(parts) > 1 and known else word
+
+
 def local_name(text: str) -> str:
     """A relation's name without its RDF namespace or prefix (`IRI`, `CURIE`); other names as they are."""
     if IRI.match(text):
@@ -77,19 +105,22 @@ def local_name(text: str) -> str:
     return CURIE.sub("", text, count=1)
 
 
-def humanize_relation(text: str) -> str:
+def humanize_relation(text: str, whole: bool = True) -> str:
     """"directed_by" -> "directed by", "cooked-by-method" -> "cooked by method"; Freebase
     "people.person.spouse_s" -> "person spouse s" (the domain, its first part, repeats the type's meaning and only
     adds noise to the embedding); an RDF name's namespace or prefix goes too ("schema:birthPlace",
     "http://dbpedia.org/ontology/birthPlace" -> "birth Place": "schema", "dbpedia", "org" would read as words of
     every relation); a column header's abbreviations are spelled out ("pob" -> "place of birth", "cap." ->
-    "capacity": `ABBREVIATIONS`)."""
+    "capacity": `ABBREVIATIONS`); a name run together as one word is written apart where it is the `whole` name
+    ("athleteplaysforteam": `segmented`), not where it is a part of one ("location.location.containedby")."""
     text = local_name(text)
     parts = [p for p in re.split(r"[._/:-]+|(?<=[a-z])(?=[A-Z])", text.replace("_", " ")) if p.strip()]
     if text.count(".") >= 2 and len(parts) >= 3:
         parts = parts[1:]
     dotted = {m.lower() for m in DOTTED.findall(text)}
     words = [spelled_out(w, dotted) for w in " ".join(parts).split()]  # abbreviations: `ABBREVIATIONS`
+    if len(words) == 1 and whole:  # a name run together as one word (NELL's); a part of a name stays as it is
+        words = segmented(words[0]).split()
     return " ".join(words) or text
 
 
@@ -99,7 +130,7 @@ def own_name(relation_text: str) -> str:
     name = local_name(relation_text)
     last = LAST_PART.search(name)  # not "Population (approx.)" or "cap.": their dot ends a word, no domain
     if last:
-        return humanize_relation(last.group(1))
+        return humanize_relation(last.group(1), whole=False)
     if name.rstrip().endswith(".") and " " in name.strip():  # a sentence's full stop (a misparsed line): no name
         return ""
     return humanize_relation(name)

@@ -3,12 +3,14 @@ families, inverse roles, relations that name their head. Pure functions of texts
 
 from __future__ import annotations
 
+from gretriever_neo4j.reader.sides import (
+    inverse_named,
+    names_its_head,
+)
 from gretriever_neo4j.reader.wording import (
     asks_for_a_time,
     asks_origin,
     content_words,
-    inverse_named,
-    names_its_head,
     plain_words,
     possessed_word,
     same_stems,
@@ -151,6 +153,15 @@ def test_who_makes_taught_and_before_name_their_relations_without_a_shared_stem(
     assert same_stems(["who makes X"], relations).tolist() == [[1, 0, 0, 0]]
     assert same_stems(["where did X play before"], relations).tolist() == [[0, 1, 0, 0]]
     assert same_stems(["who taught X"], relations).tolist() == [[0, 0, 1, 0]]
-    from gretriever_neo4j.reader.wording import inverse_named
+    from gretriever_neo4j.reader.sides import inverse_named
 
     assert inverse_named(["taught"], relations) == {2: FORWARD}  # the teacher: the tail of `is a student of`
+
+
+def test_idioms_say_what_they_ask():
+    assert plain_words("what can a x do") == "what is a x capable of"
+    assert plain_words("What is the x like?") == "what are the properties of the x"
+    assert plain_words("what goes into the x") == "what is the x made of"
+    assert plain_words("what does x like") == "what does x like"
+    assert asks_for_a_time(analyzer_tokens("what is the publication date of x"), None)
+

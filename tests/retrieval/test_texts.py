@@ -48,3 +48,16 @@ def test_a_dot_that_ends_a_word_is_no_freebase_domain():
 def test_a_users_record_keys_are_ways_through_and_names_with_numbers_are_not():
     assert all(is_opaque(t) for t in ("EXH-2031", "LOAN-0447", "ORD-2024-0193", "evt_0042"))
     assert not any(is_opaque(t) for t in ("B52", "TRANQ2", "COVID-19", "Boeing 747", "F-16", "A380", "Apollo 11"))
+
+
+def test_a_name_run_together_as_one_word_is_written_apart():
+    # NELL's relation names; ConceptNet's, lowered
+    assert humanize_relation("athleteplaysforteam") == "athlete plays for team"
+    assert humanize_relation("teamcoach") == "team coach"
+    assert humanize_relation("stadiumlocatedincity") == "stadium located in city"
+    assert humanize_relation("usedfor") == "used for"
+    # a word the dictionary knows, a split into no words, a part of a name with separators: as they are
+    assert humanize_relation("birthplace") == "birthplace"
+    assert humanize_relation("usnris") == "usnris"
+    assert humanize_relation("honouriam") == "honouriam"
+    assert own_name("location.location.containedby") == "containedby"

@@ -1,0 +1,229 @@
+"""Which side of a relation a question asks for, for the zero-shot reader (`coverage`): relations whose text names
+their head ("author of", "works for", "is a sequel to": `names_its_head`), roles that come in pairs and name a relation
+backwards ("students" / `doctoral advisor`: `inverse_named`), the verb a question asks about and whether its agent or
+what it is done to is the answer ("what eats X", "what does X eat": `voice_directions`), and a role said before or
+after X ("the sequel to X", "which book is X a sequel to": `role_directions`). An active relation (`Eats`, `wrote`)
+has its agent at the head, a passive one (`was written by`, `lent by`) at the tail. Pure functions of texts: a
+dictionary (lemminflect) but no embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from gretriever_neo4j.reader.wording import (
+    FUNCTION_WORDS,
+    PLACEHOLDER,
+    PREPOSITIONS,
+    content_words,
+    inverse_roles,
+    stem_match,
+)
+from gretriever_neo4j.retrieval.naming import word_lemmas
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
+from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
+
+
+@lru_cache(maxsize=65_536)
+def names_its_head(relation_text: str) -> bool:
+    """Whether a relation's text names the node its edges start from: "author of", "parent of" (the head is the
+    author, the parent), "works for", "lives in" (a verb and its preposition: the head does it). "directed by",
+    "starred actors", "has genre", "in language" name the tail."""
+    from lemminflect import getAllLemmas
+
+    words = humanize_relation(relation_text).lower().split()
+    copula, core = without_copula(words)
+    if not words:
+        return False
+    if words[-1] == "of" and len(words) > 1:
+        return True
+    if copula:  # a role and its preposition, "is a sequel to", "is home to"; not a verb's, "is buried at"
+        return len(core) > 1 and core[-1] in PREPOSITIONS and not _verb_form(core[-2])
+    # a verb as written, and its preposition, inside a longer name: NELL's `athlete plays for team`, `stadium
+    # located in city`; a verb in the third person alone: `Eats`, `contains`, `owns`
+    if any(_verb_form(w) and after in PREPOSITIONS for w, after in zip(words, words[1:])):
+        return True
+    if len(words) == 1 and words[0].endswith("s") and _verb_form(words[0]):
+        return True
+    return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
+            and "AUX" not in getAllLemmas(words[0]))
+
+
+COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
+
+
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def without_copula(words: Sequence[str]) -> tuple[bool, list[str]]:
+    """A relation's words without the copula and article it may open with ("is a sequel to" -> "sequel to", "was
+    written by" -> "written by"), and whether there was one: the copula says nothing of the relation, and the
+    article after it is that of a role ("the head is a sequel to the tail")."""
+    words = list(words)
+    if len(words) < 2 or words[0].lower() not in COPULAS:
+        return False, words
+    words = words[1:]
+    return True, words[1:] if len(words) > 1 and words[0].lower() in ARTICLES else words
+
+
+def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
+    """Relations a question word names by the inverse of the role the relation's own name says ("students" /
+    `doctoral advisor`), with the direction a step along each must take to reach that word's side: backward where
+    the name says the tail's role (`doctoral advisor`, `parents`), forward where it says the head's (`parent of`)."""
+    lemmas = [word_lemmas(w) for w in words]
+    out = {}
+    for r, text in enumerate(relation_texts):
+        own = [word_lemmas(part) for part in content_words(own_name(text))]
+        if any(inverse_roles(q, o) for q in lemmas for o in own):
+            out[r] = FORWARD if names_its_head(text) else BACKWARD
+    return out
+
+
+WH_WORDS = frozenset({"who", "whom", "what", "which"})
+
+
+AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "do", "does", "did", "has", "have", "had", "will",
+                         "would", "can", "could", "may", "might"})
+
+
+def _verb(token: str) -> bool:
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(token)
+    return "VERB" in lemmas and "AUX" not in lemmas and token not in FUNCTION_WORDS
+
+
+def _verb_form(word: str) -> bool:
+    """A verb as written in a relation's name: "eats", "wrote", "plays", "located"; not "coach" or "work", which
+    are nouns there as well."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word)
+    return "VERB" in lemmas and ("NOUN" not in lemmas or word not in lemmas["VERB"])
+
+
+def _past_participle(word: str) -> bool:
+    """"spoken", "used", "coached", "born": a verb's past participle (also its past tense, "played")."""
+    from lemminflect import getAllLemmas, getInflection
+
+    return any(word in getInflection(lemma, "VBN") for lemma in getAllLemmas(word).get("VERB", ()))
+
+
+def _agent_noun(word: str) -> bool:
+    """A noun for the one who does something: "players" (play), "owner", "publisher"; not "father"."""
+    from lemminflect import getAllLemmas
+
+    for lemma in getAllLemmas(word).get("NOUN", ()):
+        if len(lemma) > 4 and lemma.endswith(("er", "or")):
+            if any("VERB" in getAllLemmas(stem) for stem in (lemma[:-2], lemma[:-2] + "e", lemma[:-1])):
+                return True
+    return False
+
+
+def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
+    """The verb a question asks about and whether the answer is its agent: "what *eats* X", "which creatures feed
+    on X", "who plays for X" ask for the one who does it (True); "what does X *eat*", "which athletes are *coached*
+    by X" for what it is done to (False); "who was X *written* by" for the agent again. None where the question has
+    no such verb around X (or is not a "who"/"what"/"which" question). A noun of the doer next to X ("X's
+    players", "the publisher of X") asks for the agent too."""
+    if PLACEHOLDER not in tokens:
+        return None
+    x = tokens.index(PLACEHOLDER)
+    # "X's players", "the owner of X": a noun for the one who does it
+    tokens = list(tokens)
+    for i, token in enumerate(tokens):
+        owned = tokens[max(i - 2, 0):i] == [PLACEHOLDER, "s"] or (i and tokens[i - 1] == PLACEHOLDER)
+        if _agent_noun(token) and (owned or tokens[i + 1:i + 2] == ["of"] and PLACEHOLDER in tokens[i + 2:i + 4]):
+            return token, True
+    wh = next((i for i, t in enumerate(tokens[:x]) if t in WH_WORDS), None)
+    if wh is None:
+        return None
+    before = tokens[wh + 1:x]
+    aux = next((i for i, t in enumerate(before) if t in AUXILIARIES), None)
+    verbs = [i for i, t in enumerate(before) if _verb(t) and (aux is None or i > aux)]
+    if verbs:  # "what eats X", "which athletes are coached by X"
+        v = verbs[0]
+        # "what language is spoken in X", "which athletes are coached by X": a copula and a participle
+        passive = aux is not None and before[aux] in COPULAS and (_past_participle(before[v])
+                                                                  or before[v + 1:v + 2] == ["by"])
+        return before[v], not passive
+    if aux is None:
+        return None
+    after = [t for t in tokens[x + 1:] if t != PLACEHOLDER]
+    if after[:1] == ["s"]:  # "what is X's father": a noun of X's, no verb
+        return None
+    verb = next((i for i, t in enumerate(after) if _verb(t)), None)
+    if verb is None:  # "what does X eat", "who was X written by"
+        return None
+    return after[verb], verb + 1 < len(after) and after[verb + 1] == "by"
+
+
+def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
+    """Relations named by the verb a question asks about (`asked_role`), with the direction a step along each must
+    take from X to reach the side asked for: an active relation (`Eats`, `wrote`, `athlete plays for team`) has its
+    agent at the head, a passive one (`was written by`, `lent by`, `directed_by`) at the tail. "What eats X" is
+    `<Eats`, "what does X eat" `Eats>`; "who wrote X" `<wrote` or `was written by>`. Relations that read the same
+    both ways (`married`, `borders`) have no direction."""
+    from gretriever_neo4j.reader.kinship import BOTH_WAYS
+
+    role = asked_role(tokens)
+    if role is None:
+        return {}
+    verb, agent_asked = role
+
+    def said(word: str) -> bool:
+        return bool(stem_match(verb, word) or word_lemmas(verb) & word_lemmas(word))
+
+    out = {}
+    for r, text in enumerate(relation_texts):
+        words = own_name(text).lower().split()
+        # the relation's word must be a verb there: `team coach` is the team's coach, no team coaches anyone, and
+        # `starred actors` (MetaQA's, from a film) are the actors starring in it, a participle before its noun
+        verbs = [w for i, w in enumerate(words) if _verb_form(w)
+                 and not (i == 0 and len(words) > 1 and words[1] not in PREPOSITIONS | {"by"})]
+        if (not any(said(part) for part in verbs)
+                or any(word_lemmas(w) & BOTH_WAYS for w in words)):
+            continue
+        # passive: "was written by", "lent by"; a participle and a place, "spoken in", "born in": what the head
+        # undergoes. A participle alone is the head's doing: `languages spoken`, `currency used`, `sports played`
+        named = [i for i, w in enumerate(words) if w in verbs and said(w)]
+        passive = "by" in words[1:] or any(_past_participle(words[i]) and words[i + 1:i + 2] != []
+                                           and words[i + 1] in PREPOSITIONS for i in named)
+        head_is_agent = not passive
+        out[r] = BACKWARD if agent_asked == head_is_agent else FORWARD
+        if any(_past_participle(words[i]) and words[i + 1:i + 2] == ["to"] for i in named):
+            out[r] = BACKWARD  # `lent to`: the tail is who received it, neither who did it nor what it was done to
+    return out
+
+
+def role_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
+    """Relations that name their head by a role and its preposition (`is a sequel to`, `is the translator of`), with
+    the direction the question asks them in: "the sequel to X" has X at the tail (backward), "which book is X a
+    sequel to" at the head (forward)."""
+    tokens = list(tokens)
+    if PLACEHOLDER not in tokens:
+        return {}
+    x = tokens.index(PLACEHOLDER)
+    out = {}
+    for r, text in enumerate(relation_texts):
+        _, core = without_copula(humanize_relation(text).lower().split())
+        if (len(core) < 2 or core[-1] not in PREPOSITIONS | {"of"} or not core[-2].isalpha()
+                or core[-2] in FUNCTION_WORDS or _verb_form(core[-2])):  # a role: "sequel", "translator"
+            continue
+        if not names_its_head(text):
+            continue
+        role, preposition = word_lemmas(core[-2]), core[-1]
+        said = [i for i, t in enumerate(tokens[:-1]) if word_lemmas(t) & role and tokens[i + 1] == preposition]
+        if said:
+            out[r] = BACKWARD if said[0] < x else FORWARD
+    return out
+
+
+def agents_named(noun: str, relation_texts: Sequence[str]) -> set[int]:
+    """Relations whose text names its head with a verb (`names_its_head`: "plays for", "author of", NELL's `athlete
+    plays for team`) of which `noun` is the doer ("players", "authors"): their heads are what the noun asks for."""
+    lemmas = word_lemmas(noun)
+    return {r for r, text in enumerate(relation_texts)
+            if names_its_head(text) and any(lemmas & word_lemmas(w) and (i == 0 or _verb_form(w))
+                                            for i, w in enumerate(own_name(text).lower().split()))}

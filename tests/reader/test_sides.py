@@ -1,0 +1,84 @@
+"""Which side of a relation a question asks for (reader/sides.py): relations that name their head, the verb a question
+asks about and whether its agent is the answer, a role said before or after X. Pure functions of texts, no embedder."""
+
+from __future__ import annotations
+
+from gretriever_neo4j.reader.sides import asked_role, names_its_head, role_directions, voice_directions, without_copula
+from gretriever_neo4j.retrieval.naming import analyzer_tokens
+from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
+
+
+def test_a_copula_and_its_article_say_nothing_of_a_relation():
+    assert without_copula("is a sequel to".split()) == (True, ["sequel", "to"])
+    assert without_copula("was written by".split()) == (True, ["written", "by"])
+    assert without_copula("wrote".split()) == (False, ["wrote"])
+    # "the head is a sequel to the tail", "is home to": a role, and the head is named; not a verb's "is buried at"
+    assert names_its_head("is a sequel to") and names_its_head("is home to")
+    assert not names_its_head("was written by") and not names_its_head("is buried at")
+    # a verb as written and its preposition, inside a longer name; a verb in the third person alone
+    assert names_its_head("athleteplaysforteam") and names_its_head("Eats")
+    assert not names_its_head("teamcoach") and not names_its_head("directed_by") and not names_its_head("has_genre")
+
+
+def test_the_verb_a_question_asks_about_and_which_side_of_it():
+    def role(question):
+        return asked_role(analyzer_tokens(question))
+
+    assert role("what eats X") == ("eats", True)
+    assert role("which creatures feed on X") == ("feed", True)
+    assert role("what does X eat") == ("eat", False)
+    assert role("which athletes are coached by X") == ("coached", False)
+    assert role("who was X written by") == ("written", True)
+    assert role("name X's players") == ("players", True)
+    assert role("who is the publisher of X") == ("publisher", True)
+    assert role("what is X's father") is None and role("where was X born") is None
+    # a copula and a participle: what undergoes it is asked for
+    assert role("what language is spoken in X") == ("spoken", False)
+    assert role("what is the currency used in X") == ("used", False)
+    assert role("which countries speak X") == ("speak", True)
+
+
+def test_an_active_relation_has_its_agent_at_the_head_a_passive_one_at_the_tail():
+    relations = ["Eats", "wrote", "was written by", "lent by", "lent to", "team coach", "married to"]
+
+    def directions(question):
+        return {relations[r]: d for r, d in voice_directions(analyzer_tokens(question), relations).items()}
+
+    assert directions("what eats X") == {"Eats": BACKWARD}
+    assert directions("what does X eat") == {"Eats": FORWARD}
+    assert directions("who wrote X") == {"wrote": BACKWARD, "was written by": FORWARD}
+    assert directions("what did X write") == {"wrote": FORWARD, "was written by": BACKWARD}
+    # from a loan record: the museum that lent it is the tail of `lent by`, not of `lent to`
+    assert directions("which museum lent X") == {"lent by": FORWARD, "lent to": BACKWARD}
+    # a noun there (the team's coach) and a relation that reads the same both ways have no direction
+    assert directions("who coached X") == {} and directions("who married X") == {}
+
+
+def test_a_role_before_x_asks_for_its_head_after_x_for_its_tail():
+    relations = ["is a sequel to", "is the translator of", "was written by"]
+
+    def directions(question):
+        return {relations[r]: d for r, d in role_directions(analyzer_tokens(question), relations).items()}
+
+    assert directions("what is the sequel to X") == {"is a sequel to": BACKWARD}
+    assert directions("which book is X a sequel to") == {"is a sequel to": FORWARD}
+    assert directions("who is the translator of X") == {"is the translator of": BACKWARD}
+    assert directions("who wrote X") == {}
+
+
+def test_a_participle_and_a_place_is_what_the_head_undergoes_a_participle_alone_what_it_does():
+    relations = ["location.country.languages_spoken", "language.human_language.countries_spoken_in",
+                 "location.country.currency_used", "athletebornincity"]
+
+    def directions(question):
+        return {relations[r].split(".")[-1]: d for r, d in voice_directions(analyzer_tokens(question),
+                                                                             relations).items()}
+
+    # from German: the countries that speak it
+    assert directions("which countries speak X officially") == {"languages_spoken": BACKWARD,
+                                                                 "countries_spoken_in": FORWARD}
+    # from a country: the languages spoken there
+    assert directions("what language is spoken in X") == {"languages_spoken": FORWARD,
+                                                           "countries_spoken_in": BACKWARD}
+    assert directions("what is the currency used in X") == {"currency_used": FORWARD}
+    assert directions("which athletes were born in X") == {"athletebornincity": BACKWARD}
