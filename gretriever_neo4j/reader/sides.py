@@ -41,10 +41,10 @@ def names_its_head(relation_text: str) -> bool:
     if copula:  # a role and its preposition, "is a sequel to", "is home to"; not a verb's, "is buried at"
         return len(core) > 1 and core[-1] in PREPOSITIONS and not _verb_form(core[-2])
     # a verb as written, and its preposition, inside a longer name: NELL's `athlete plays for team`, `stadium
-    # located in city`; a verb in the third person alone: `Eats`, `contains`, `owns`
+    # located in city`; a verb as written alone
     if any(_verb_form(w) and after in PREPOSITIONS for w, after in zip(words, words[1:])):
         return True
-    if len(words) == 1 and words[0].endswith("s") and _verb_form(words[0]):
+    if len(words) == 1 and _verb_form(words[0]):  # `wrote`, `published`, `Eats`: the head does it
         return True
     return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
             and "AUX" not in getAllLemmas(words[0]))

@@ -43,6 +43,7 @@ ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a questio
 CATEGORY_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category", "categories"})
 CATEGORICAL_SHARE = 0.01  # a relation is categorical when its distinct values are under 1% of its edges
 SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co",
+                           "else",  # "what else did the author of X write": the others the author wrote
                            # people named by what they share with X: its colleagues share its employer
                            "colleague", "colleagues", "coworker", "coworkers", "fellow", "fellows", "peers",
                            "sibling", "siblings"})

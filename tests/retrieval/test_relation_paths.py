@@ -144,6 +144,7 @@ def test_a_question_about_what_is_shared_keeps_the_way_out_and_back_in_the_beam(
     assert asks_what_is_shared("what genres are the films that share a director with X")
     assert not asks_what_is_shared("what genre is the film X")
     assert asks_what_is_shared("who are X's coauthors") and asks_what_is_shared("name the costars of X")
+    assert asks_what_is_shared("what else did the author of X write")
     assert not asks_what_is_shared("which countries border X") and not asks_what_is_shared("who are X's cousins")
     for question in ("who are X's bandmates", "name X's teammates", "who are X's colleagues", "X's siblings"):
         assert asks_what_is_shared(question), question
