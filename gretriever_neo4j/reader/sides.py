@@ -42,8 +42,8 @@ def names_its_head(relation_text: str) -> bool:
         return len(core) > 1 and core[-1] in PREPOSITIONS and not _verb_form(core[-2])
     # a verb as written, and its preposition, inside a longer name: NELL's `athlete plays for team`, `stadium
     # located in city`; a verb as written alone
-    if any(_verb_form(w) and after in PREPOSITIONS for w, after in zip(words, words[1:])):
-        return True
+    if any(_verb_form(w) and not _past_participle(w) and after in PREPOSITIONS for w, after in zip(words, words[1:])):
+        return True  # not a participle: Freebase's `film character portrayed in films` is the character
     if len(words) == 1 and _verb_form(words[0]):  # `wrote`, `published`, `Eats`: the head does it
         return True
     return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
@@ -103,6 +103,15 @@ def _verb_form(word: str) -> bool:
     return "VERB" in lemmas and ("NOUN" not in lemmas or word not in lemmas["VERB"])
 
 
+def _noun_here(word: str, previous: str) -> bool:
+    """A word that may be a noun or a verb, read as a noun after an article, an adjective, a preposition or a
+    possessive: "the official *colors* of X"; "which creatures *feed* on X" is a verb."""
+    from lemminflect import getAllLemmas
+
+    return "NOUN" in getAllLemmas(word) and (previous in ARTICLES or previous in PREPOSITIONS or previous in
+                                             {"of", "s"} or "ADJ" in getAllLemmas(previous))
+
+
 def _past_participle(word: str) -> bool:
     """"spoken", "used", "coached", "born": a verb's past participle (also its past tense, "played")."""
     from lemminflect import getAllLemmas, getInflection
@@ -141,13 +150,16 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
         return None
     before = tokens[wh + 1:x]
     aux = next((i for i, t in enumerate(before) if t in AUXILIARIES), None)
-    verbs = [i for i, t in enumerate(before) if _verb(t) and (aux is None or i > aux)]
+    verbs = [i for i, t in enumerate(before) if _verb(t) and (aux is None or i > aux)
+             and not _noun_here(t, before[i - 1] if i else tokens[wh])]
     if verbs:  # "what eats X", "which athletes are coached by X"
         v = verbs[0]
         # "what language is spoken in X", "which athletes are coached by X": a copula and a participle
         passive = aux is not None and before[aux] in COPULAS and (_past_participle(before[v])
                                                                   or before[v + 1:v + 2] == ["by"])
-        return before[v], not passive
+        # "what kind of language do they speak in X": the verb has a subject of its own, the answer is its object
+        subject = aux is not None and before[aux] not in COPULAS and v > aux + 1
+        return before[v], not passive and not subject
     if aux is None:
         return None
     after = [t for t in tokens[x + 1:] if t != PLACEHOLDER]

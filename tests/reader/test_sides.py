@@ -36,6 +36,9 @@ def test_the_verb_a_question_asks_about_and_which_side_of_it():
     assert role("what language is spoken in X") == ("spoken", False)
     assert role("what is the currency used in X") == ("used", False)
     assert role("which countries speak X") == ("speak", True)
+    # a noun, not a verb; a verb with a subject of its own
+    assert role("what are the official colors of X") is None
+    assert role("what kind of language do they speak in X") == ("speak", False)
 
 
 def test_an_active_relation_has_its_agent_at_the_head_a_passive_one_at_the_tail():
