@@ -54,6 +54,8 @@ COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
 
 
 ARTICLES = frozenset({"a", "an", "the"})
+RELATIVES = frozenset({"that", "who", "which", "whom"})
+REQUESTS = frozenset({"name", "list", "tell", "give", "show", "me", "all"})
 
 
 def without_copula(words: Sequence[str]) -> tuple[bool, list[str]]:
@@ -143,15 +145,22 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
     tokens = list(tokens)
     for i, token in enumerate(tokens):
         owned = tokens[max(i - 2, 0):i] == [PLACEHOLDER, "s"] or (i and tokens[i - 1] == PLACEHOLDER)
-        if _agent_noun(token) and (owned or tokens[i + 1:i + 2] == ["of"] and PLACEHOLDER in tokens[i + 2:i + 4]):
+        # the noun asked for: nothing but a question's or a request's words before it ("who is the publisher of
+        # X", "name X's players"), not "the actors in the movies written by the writer of X"
+        asked = set(tokens[:i]) <= WH_WORDS | AUXILIARIES | ARTICLES | REQUESTS | {PLACEHOLDER, "s"}
+        if asked and _agent_noun(token) and (owned or tokens[i + 1:i + 2] == ["of"]
+                                             and PLACEHOLDER in tokens[i + 2:i + 4]):
             return token, True
     wh = next((i for i, t in enumerate(tokens[:x]) if t in WH_WORDS), None)
     if wh is None:
         return None
     before = tokens[wh + 1:x]
     aux = next((i for i, t in enumerate(before) if t in AUXILIARIES), None)
+    # the question's own verb comes before any article: in "who is the director that directed X", "who are the
+    # actors in the movies written by X", "what is the currency used in X" the verb is in a noun's clause
     verbs = [i for i, t in enumerate(before) if _verb(t) and (aux is None or i > aux)
-             and not _noun_here(t, before[i - 1] if i else tokens[wh])]
+             and not _noun_here(t, before[i - 1] if i else tokens[wh])
+             and not (ARTICLES | RELATIVES) & set(before[:i])]
     if verbs:  # "what eats X", "which athletes are coached by X"
         v = verbs[0]
         # "what language is spoken in X", "which athletes are coached by X": a copula and a participle

@@ -62,7 +62,9 @@ WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "des
                             "builder"}),
                  # "who is the author of X": `was written by`, `wrote` (MiniLM rates "author" as near `was published
                  # by`)
-                 frozenset({"author", "write", "writer"}),
+                 # (the words as written, not the lemma "write": "the movies written by the writer of X" names
+                 # `written_by` twice)
+                 frozenset({"author", "wrote", "written", "writes"}),
                  # "which creatures feed on X": `Eats`
                  frozenset({"eat", "feed", "devour", "consume"}),
                  # "where did X play before", "X's former club": `prev club`, `previous employer`
