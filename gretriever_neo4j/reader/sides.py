@@ -44,7 +44,7 @@ def names_its_head(relation_text: str) -> bool:
     # located in city`; a verb as written alone
     if any(_verb_form(w) and not _past_participle(w) and after in PREPOSITIONS for w, after in zip(words, words[1:])):
         return True  # not a participle: Freebase's `film character portrayed in films` is the character
-    if len(words) == 1 and _verb_form(words[0]):  # `wrote`, `published`, `Eats`: the head does it
+    if len(words) == 1 and _verb_at(words, 0):  # `wrote`, `published`, `Eats`: the head does it
         return True
     return (len(words) == 2 and words[1] in PREPOSITIONS and "VERB" in getAllLemmas(words[0])
             and "AUX" not in getAllLemmas(words[0]))
@@ -114,6 +114,19 @@ def _noun_here(word: str, previous: str) -> bool:
                                              {"of", "s"} or "ADJ" in getAllLemmas(previous))
 
 
+def _verb_at(words: Sequence[str], i: int) -> bool:
+    """Whether a relation name's i-th word is its verb: `Eats`, `wrote`, `athlete plays for team`, `lent by`; not
+    `has tags` or `colors` (a word that may be a noun, with no preposition after it), nor MetaQA's `starred actors`
+    (a participle before its noun)."""
+    from lemminflect import getAllLemmas
+
+    after = words[i + 1] if i + 1 < len(words) else None
+    prepositional = after in PREPOSITIONS or after == "by"
+    if not _verb_form(words[i]) or ("NOUN" in getAllLemmas(words[i]) and not prepositional):
+        return False
+    return not (i == 0 and after is not None and not prepositional)
+
+
 def _past_participle(word: str) -> bool:
     """"spoken", "used", "coached", "born": a verb's past participle (also its past tense, "played")."""
     from lemminflect import getAllLemmas, getInflection
@@ -164,8 +177,8 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
     if verbs:  # "what eats X", "which athletes are coached by X"
         v = verbs[0]
         # "what language is spoken in X", "which athletes are coached by X": a copula and a participle
-        passive = aux is not None and before[aux] in COPULAS and (_past_participle(before[v])
-                                                                  or before[v + 1:v + 2] == ["by"])
+        passive = aux is not None and bool(COPULAS & set(before[aux:v])) and (_past_participle(before[v])
+                                                                              or before[v + 1:v + 2] == ["by"])
         # "what kind of language do they speak in X": the verb has a subject of its own, the answer is its object
         subject = aux is not None and before[aux] not in COPULAS and v > aux + 1
         return before[v], not passive and not subject
@@ -199,10 +212,8 @@ def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> di
     out = {}
     for r, text in enumerate(relation_texts):
         words = own_name(text).lower().split()
-        # the relation's word must be a verb there: `team coach` is the team's coach, no team coaches anyone, and
-        # `starred actors` (MetaQA's, from a film) are the actors starring in it, a participle before its noun
-        verbs = [w for i, w in enumerate(words) if _verb_form(w)
-                 and not (i == 0 and len(words) > 1 and words[1] not in PREPOSITIONS | {"by"})]
+        # the relation's word must be a verb there (`_verb_at`): `team coach` is the team's coach
+        verbs = [w for i, w in enumerate(words) if _verb_at(words, i)]
         if (not any(said(part) for part in verbs)
                 or any(word_lemmas(w) & BOTH_WAYS for w in words)):
             continue

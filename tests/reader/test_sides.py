@@ -38,6 +38,7 @@ def test_the_verb_a_question_asks_about_and_which_side_of_it():
     assert role("what is the currency used in X") is None
     assert role("who is the director that directed X") is None
     assert role("who are the actors in the movies written by the writer of X") is None
+    assert role("which films can be described by X") == ("described", False)
     assert role("which countries speak X") == ("speak", True)
     # a noun, not a verb; a verb with a subject of its own
     assert role("what are the official colors of X") is None
@@ -58,6 +59,8 @@ def test_an_active_relation_has_its_agent_at_the_head_a_passive_one_at_the_tail(
     assert directions("which museum lent X") == {"lent by": FORWARD, "lent to": BACKWARD}
     # a noun there (the team's coach) and a relation that reads the same both ways have no direction
     assert directions("who coached X") == {} and directions("who married X") == {}
+    # `has tags`: a noun
+    assert voice_directions(analyzer_tokens("which films can be described by X"), ["has_tags"]) == {}
 
 
 def test_a_role_before_x_asks_for_its_head_after_x_for_its_tail():
