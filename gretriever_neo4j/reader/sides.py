@@ -145,12 +145,13 @@ def _agent_noun(word: str) -> bool:
     return False
 
 
-def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
-    """The verb a question asks about and whether the answer is its agent: "what *eats* X", "which creatures feed
-    on X", "who plays for X" ask for the one who does it (True); "what does X *eat*", "which athletes are *coached*
-    by X" for what it is done to (False); "who was X *written* by" for the agent again. None where the question has
-    no such verb around X (or is not a "who"/"what"/"which" question). A noun of the doer next to X ("X's
-    players", "the publisher of X") asks for the agent too."""
+def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
+    """The verb a question asks about, whether the answer is its subject, and whether the question says it in the
+    passive: "what *eats* X", "which creatures feed on X", "who plays for X" ask for the subject (True, active);
+    "what does X *eat*" for the object (False, active); "which athletes were *born* in X" for the subject of a
+    passive (True, True); "who was X *written* by" for what is not its subject (False, True). None where the question
+    has no such verb around X (or is not a "who"/"what"/"which" question). A noun of the doer next to X ("X's
+    players", "the publisher of X") asks for the subject of the active verb."""
     if PLACEHOLDER not in tokens:
         return None
     x = tokens.index(PLACEHOLDER)
@@ -163,7 +164,7 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
         asked = set(tokens[:i]) <= WH_WORDS | AUXILIARIES | ARTICLES | REQUESTS | {PLACEHOLDER, "s"}
         if asked and _agent_noun(token) and (owned or tokens[i + 1:i + 2] == ["of"]
                                              and PLACEHOLDER in tokens[i + 2:i + 4]):
-            return token, True
+            return token, True, False
     wh = next((i for i, t in enumerate(tokens[:x]) if t in WH_WORDS), None)
     if wh is None:
         return None
@@ -176,35 +177,65 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool] | None:
              and not (ARTICLES | RELATIVES) & set(before[:i])]
     if verbs:  # "what eats X", "which athletes are coached by X"
         v = verbs[0]
-        # "what language is spoken in X", "which athletes are coached by X": a copula and a participle
+        # "what language is spoken in X", "which films can be described by X": a copula and a participle
         passive = aux is not None and bool(COPULAS & set(before[aux:v])) and (_past_participle(before[v])
                                                                               or before[v + 1:v + 2] == ["by"])
         # "what kind of language do they speak in X": the verb has a subject of its own, the answer is its object
-        subject = aux is not None and before[aux] not in COPULAS and v > aux + 1
-        return before[v], not passive and not subject
+        own_subject = (aux is not None and before[aux] not in COPULAS
+                       and any(t not in AUXILIARIES for t in before[aux + 1:v]))
+        return before[v], not own_subject, passive
     if aux is None:
         return None
     after = [t for t in tokens[x + 1:] if t != PLACEHOLDER]
     if after[:1] == ["s"]:  # "what is X's father": a noun of X's, no verb
         return None
     verb = next((i for i, t in enumerate(after) if _verb(t)), None)
-    if verb is None:  # "what does X eat", "who was X written by"
+    if verb is None:  # "what does X eat", "who was X written by": X is the subject
         return None
-    return after[verb], verb + 1 < len(after) and after[verb + 1] == "by"
+    passive = (before[aux] in COPULAS and _past_participle(after[verb])) or after[verb + 1:verb + 2] == ["by"]
+    return after[verb], False, passive
+
+
+HEAD, TAIL = 0, 1
+
+
+def _relation_voice(words: Sequence[str], i: int, asked_passive: bool) -> tuple[bool, int] | None:
+    """Whether a relation says its verb (the i-th word) in the passive, and which end of an edge is that verb's
+    subject: `Eats`, `wrote`, `athlete plays for team` active with the head as subject; `was written by`, `lent by`,
+    `born in` (a participle only) passive with the head as subject; Freebase's `languages spoken`, `works written`
+    (a participle after its noun, at the end) passive with the tail as subject. A form that is past tense too
+    before a preposition (`invested in`, `served in`, `located in`, `made with`) is said as the question says it.
+    None for a participle before "to" (`lent to`): the tail is who received it."""
+    from lemminflect import getAllLemmas, getInflection
+
+    word, after = words[i], (words[i + 1] if i + 1 < len(words) else None)
+    if "by" in words[i + 1:]:
+        return True, HEAD
+    if not _past_participle(word):
+        return False, HEAD
+    if after is None:
+        return (True, TAIL) if i > 0 else (False, HEAD)
+    if after == "to":
+        return None
+    if after in PREPOSITIONS:
+        past_tense = any(word in getInflection(lemma, "VBD") for lemma in getAllLemmas(word).get("VERB", ()))
+        return (asked_passive, HEAD) if past_tense else (True, HEAD)
+    return False, HEAD
 
 
 def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> dict[int, int]:
     """Relations named by the verb a question asks about (`asked_role`), with the direction a step along each must
-    take from X to reach the side asked for: an active relation (`Eats`, `wrote`, `athlete plays for team`) has its
-    agent at the head, a passive one (`was written by`, `lent by`, `directed_by`) at the tail. "What eats X" is
-    `<Eats`, "what does X eat" `Eats>`; "who wrote X" `<wrote` or `was written by>`. Relations that read the same
-    both ways (`married`, `borders`) have no direction."""
+    take from X to reach the end asked for (`_relation_voice`). Said alike (both active or both passive), the
+    question's subject is the relation's; said otherwise ("who wrote X" over `was written by`), the question's
+    subject is the relation's other end. "What eats X" is `<Eats`, "what does X eat" `Eats>`; "who wrote X"
+    `<wrote` or `was written by>`; "which countries speak X" `<languages spoken`. Relations that read the same both
+    ways (`married`, `borders`) have no direction."""
     from gretriever_neo4j.reader.kinship import BOTH_WAYS
 
     role = asked_role(tokens)
     if role is None:
         return {}
-    verb, agent_asked = role
+    verb, subject_asked, asked_passive = role
 
     def said(word: str) -> bool:
         return bool(stem_match(verb, word) or word_lemmas(verb) & word_lemmas(word))
@@ -212,20 +243,19 @@ def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> di
     out = {}
     for r, text in enumerate(relation_texts):
         words = own_name(text).lower().split()
-        # the relation's word must be a verb there (`_verb_at`): `team coach` is the team's coach
-        verbs = [w for i, w in enumerate(words) if _verb_at(words, i)]
-        if (not any(said(part) for part in verbs)
-                or any(word_lemmas(w) & BOTH_WAYS for w in words)):
+        if any(word_lemmas(w) & BOTH_WAYS for w in words):
             continue
-        # passive: "was written by", "lent by"; a participle and a place, "spoken in", "born in": what the head
-        # undergoes. A participle alone is the head's doing: `languages spoken`, `currency used`, `sports played`
-        named = [i for i, w in enumerate(words) if w in verbs and said(w)]
-        passive = "by" in words[1:] or any(_past_participle(words[i]) and words[i + 1:i + 2] != []
-                                           and words[i + 1] in PREPOSITIONS for i in named)
-        head_is_agent = not passive
-        out[r] = BACKWARD if agent_asked == head_is_agent else FORWARD
-        if any(_past_participle(words[i]) and words[i + 1:i + 2] == ["to"] for i in named):
-            out[r] = BACKWARD  # `lent to`: the tail is who received it, neither who did it nor what it was done to
+        # the relation's word must be a verb there (`_verb_at`): `team coach` is the team's coach
+        named = next((i for i, w in enumerate(words) if _verb_at(words, i) and said(w)), None)
+        if named is None:
+            continue
+        voice = _relation_voice(words, named, asked_passive)
+        if voice is None:
+            out[r] = BACKWARD  # `lent to`: from the thing lent, neither who lent it nor what was lent
+            continue
+        passive, subject = voice
+        end = subject if subject_asked == (passive == asked_passive) else 1 - subject
+        out[r] = BACKWARD if end == HEAD else FORWARD
     return out
 
 

@@ -24,25 +24,26 @@ def test_the_verb_a_question_asks_about_and_which_side_of_it():
     def role(question):
         return asked_role(analyzer_tokens(question))
 
-    assert role("what eats X") == ("eats", True)
-    assert role("which creatures feed on X") == ("feed", True)
-    assert role("what does X eat") == ("eat", False)
-    assert role("which athletes are coached by X") == ("coached", False)
-    assert role("who was X written by") == ("written", True)
-    assert role("name X's players") == ("players", True)
-    assert role("who is the publisher of X") == ("publisher", True)
+    assert role("what eats X") == ("eats", True, False)
+    assert role("which creatures feed on X") == ("feed", True, False)
+    assert role("what does X eat") == ("eat", False, False)
+    assert role("which athletes are coached by X") == ("coached", True, True)
+    assert role("who was X written by") == ("written", False, True)
+    assert role("name X's players") == ("players", True, False)
+    assert role("who is the publisher of X") == ("publisher", True, False)
     assert role("what is X's father") is None and role("where was X born") is None
-    # a copula and a participle: what undergoes it is asked for
-    assert role("what language is spoken in X") == ("spoken", False)
+    # a copula and a participle: the passive
+    assert role("what language is spoken in X") == ("spoken", True, True)
+    assert role("what city was X born in") == ("born", False, True)
     # a verb in a noun's clause is not the question's
     assert role("what is the currency used in X") is None
     assert role("who is the director that directed X") is None
     assert role("who are the actors in the movies written by the writer of X") is None
-    assert role("which films can be described by X") == ("described", False)
-    assert role("which countries speak X") == ("speak", True)
+    assert role("which films can be described by X") == ("described", True, True)
+    assert role("which countries speak X") == ("speak", True, False)
     # a noun, not a verb; a verb with a subject of its own
     assert role("what are the official colors of X") is None
-    assert role("what kind of language do they speak in X") == ("speak", False)
+    assert role("what kind of language do they speak in X") == ("speak", False, False)
 
 
 def test_an_active_relation_has_its_agent_at_the_head_a_passive_one_at_the_tail():
@@ -90,3 +91,18 @@ def test_a_participle_and_a_place_is_what_the_head_undergoes_a_participle_alone_
     assert directions("what language is spoken in X") == {"languages_spoken": FORWARD,
                                                            "countries_spoken_in": BACKWARD}
     assert directions("which athletes were born in X") == {"athletebornincity": BACKWARD}
+
+
+def test_a_past_tense_before_a_preposition_is_said_as_the_question_says_it():
+    """`invested in`, `served in`, `made-with`: active or passive as the question has it; `born in` is a participle
+    only, passive."""
+    relations = ["invested in", "served in", "made-with", "born in"]
+
+    def directions(question):
+        return {relations[r]: d for r, d in voice_directions(analyzer_tokens(question), relations).items()}
+
+    assert directions("who invested in X") == {"invested in": BACKWARD}
+    assert directions("which regiment did X serve in") == {"served in": FORWARD}
+    assert directions("what is X made with") == {"made-with": FORWARD}
+    assert directions("what city was X born in") == {"born in": FORWARD}
+    assert directions("who was born in X") == {"born in": BACKWARD}
