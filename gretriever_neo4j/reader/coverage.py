@@ -326,6 +326,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     # the side of the verb or role the question asks for, at the walk's last step (`wording.voice_directions`,
     # `role_directions`): "which creatures feed on X" is `<Eats`, not on to what else they eat
     voiced = {**role_directions(tokens, relation_texts), **voice_directions(tokens, relation_texts)}
+    sided = {**voiced, **inverse}  # what a "who" question's last step back may follow; a round trip: `inverse` only
     relations = vectors(humanized)
     gram_relation = np.maximum(vectors(grams) @ relations.T,
                                LEXICAL * same_stems(grams, relation_texts, kept))  # (G, R)
@@ -431,7 +432,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if voiced.get(int(last_relation), last_direction) != last_direction and not sharing:
             first[i] -= INVERSE_COST
         if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
-                and {**({} if trips else voiced), **inverse}.get(int(last_relation)) != last_direction
+                and (inverse if trips else sided).get(int(last_relation)) != last_direction
                 and not (same_as and trips)):
             first[i] -= WHO_BACKWARD_COST
         if ((asks_for_a_name or asks_a_place) and s in value_ends) or (asks_who and (s in unnamed_ends

@@ -24,6 +24,15 @@ from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
+COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
+ARTICLES = frozenset({"a", "an", "the"})
+RELATIVES = frozenset({"that", "who", "which", "whom"})
+REQUESTS = frozenset({"name", "list", "tell", "give", "show", "me", "all"})
+WH_WORDS = frozenset({"who", "whom", "what", "which"})
+AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "do", "does", "did", "has", "have", "had", "will",
+                         "would", "can", "could", "may", "might"})
+HEAD, TAIL = 0, 1
+
 
 @lru_cache(maxsize=65_536)
 def names_its_head(relation_text: str) -> bool:
@@ -50,14 +59,6 @@ def names_its_head(relation_text: str) -> bool:
             and "AUX" not in getAllLemmas(words[0]))
 
 
-COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
-
-
-ARTICLES = frozenset({"a", "an", "the"})
-RELATIVES = frozenset({"that", "who", "which", "whom"})
-REQUESTS = frozenset({"name", "list", "tell", "give", "show", "me", "all"})
-
-
 def without_copula(words: Sequence[str]) -> tuple[bool, list[str]]:
     """A relation's words without the copula and article it may open with ("is a sequel to" -> "sequel to", "was
     written by" -> "written by"), and whether there was one: the copula says nothing of the relation, and the
@@ -80,13 +81,6 @@ def inverse_named(words: Sequence[str], relation_texts: Sequence[str]) -> dict[i
         if any(inverse_roles(q, o) for q in lemmas for o in own):
             out[r] = FORWARD if names_its_head(text) else BACKWARD
     return out
-
-
-WH_WORDS = frozenset({"who", "whom", "what", "which"})
-
-
-AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "do", "does", "did", "has", "have", "had", "will",
-                         "would", "can", "could", "may", "might"})
 
 
 def _verb(token: str) -> bool:
@@ -194,9 +188,6 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
         return None
     passive = (before[aux] in COPULAS and _past_participle(after[verb])) or after[verb + 1:verb + 2] == ["by"]
     return after[verb], False, passive
-
-
-HEAD, TAIL = 0, 1
 
 
 def _relation_voice(words: Sequence[str], i: int, asked_passive: bool) -> tuple[bool, int] | None:

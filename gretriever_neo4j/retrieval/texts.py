@@ -73,7 +73,7 @@ def spelled_out(part: str, dotted: set[str]) -> str:
 
 # Words a relation name may run together with others ("athleteplaysforteam"): the closed class, which a dictionary
 # of open-class lemmas does not list.
-FUNCTION_WORDS = frozenset("a an the of in on at by for to from with against into onto as and or".split())
+JOINING_WORDS = frozenset("a an the of in on at by for to from with against into onto as and or".split())
 
 
 @cache
@@ -94,7 +94,7 @@ def segmented(word: str) -> str:
     if not wordsegment.UNIGRAMS:
         wordsegment.load()
     parts = wordsegment.segment(word)
-    known = all(p in FUNCTION_WORDS or (len(p) >= 2 and getAllLemmas(p)) for p in parts)
+    known = all(p in JOINING_WORDS or (len(p) >= 2 and getAllLemmas(p)) for p in parts)
     return " ".join(parts) if len(parts) > 1 and known else word
 
 
