@@ -357,8 +357,16 @@ class ExactMatch:
     degree: int = 0  # the node's edges
 
 
+GENERATIONAL = frozenset({"jr", "sr"})  # "Martin Luther King, Jr." is said "martin luther king"
+
+
+def unsuffixed(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """A name's tokens without the generational suffix a question leaves out ("jr", "sr"), where two words remain."""
+    return tokens[:-1] if len(tokens) > 2 and tokens[-1] in GENERATIONAL else tokens
+
+
 def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[ExactMatch]:
-    """Nodes whose whole name is a mention (as analyzer tokens), or a mention of several words less the "s" its last
+    """Nodes whose whole name is a mention (as analyzer tokens; "Jr." and "Sr." may be left out: `unsuffixed`), or a mention of several words less the "s" its last
     word ends with: a possessive typed without its apostrophe ("angelina jolies brother"), found among the hits of
     the mention's words but the last."""
     out = []
@@ -366,7 +374,7 @@ def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[E
     for mention, per_mention in zip(mentions, hits):
         found = len(out)
         for hit in per_mention:
-            if title_form(analyzer_tokens(hit.text)) == title_form(mention.tokens):
+            if title_form(unsuffixed(analyzer_tokens(hit.text))) == title_form(mention.tokens):
                 out.append(ExactMatch(hit.key, mention, _SPACES.sub(" ", hit.text).strip() == mention.text, hit.score,
                                       hit.degree))
         last = mention.tokens[-1]

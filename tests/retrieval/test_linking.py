@@ -122,6 +122,14 @@ def test_exact_full_name_matches_come_first_and_swallow_inner_matches():
     assert len(result.seeds) == 3
 
 
+def test_a_name_said_without_its_generational_suffix_is_an_exact_match():
+    kg = _kg_with_vectors(["Martin Luther King, Jr.", "Assassination", "Memphis", "Henry II", "Henry"])
+    result = link_seeds("what town was martin luther king assassinated in", None, InMemoryLinking(kg), None, k=2)
+    assert result.exact[0] == "Martin Luther King, Jr."
+    # a regnal number is part of the name: "henry" is `Henry`, not `Henry II`
+    assert link_seeds("who was henry", None, InMemoryLinking(kg), None, k=2).exact == ["Henry"]
+
+
 def test_exact_matches_prefer_exact_case_then_longer_mentions():
     kg = _kg_with_vectors(NAMES)
     result = link_seeds("who is the director of the matrix", None, InMemoryLinking(kg), None, k=5)
