@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from gretriever_neo4j.reader.wording import (
     FUNCTION_WORDS,
     PLACEHOLDER,
     PREPOSITIONS,
+    STEM,
     content_words,
     inverse_roles,
-    stem_match,
 )
-from gretriever_neo4j.retrieval.naming import word_lemmas
+from gretriever_neo4j.retrieval.naming import common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
@@ -139,9 +140,19 @@ def _agent_noun(word: str) -> bool:
     return False
 
 
-def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
-    """The verb a question asks about, whether the answer is its subject, and whether the question says it in the
-    passive: "what *eats* X", "which creatures feed on X", "who plays for X" ask for the subject (True, active);
+class AskedRole(NamedTuple):
+    verb: str
+    subject_asked: bool
+    passive: bool
+    # the verb takes its object straight, with no preposition between ("what does X serve", "who employs X", "what
+    # can I make with X"), not "who invested in X", "what did X play for"
+    transitive: bool
+
+
+def asked_role(tokens: Sequence[str]) -> AskedRole | None:
+    """The verb a question asks about, whether the answer is its subject, whether the question says it in the
+    passive, and whether it takes its object with no preposition between (`AskedRole`): "what *eats* X", "which
+    creatures feed on X", "who plays for X" ask for the subject (True, active);
     "what does X *eat*" for the object (False, active); "which athletes were *born* in X" for the subject of a
     passive (True, True); "who was X *written* by" for what is not its subject (False, True). None where the question
     has no such verb around X (or is not a "who"/"what"/"which" question). A noun of the doer next to X ("X's
@@ -158,7 +169,7 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
         asked = set(tokens[:i]) <= WH_WORDS | AUXILIARIES | ARTICLES | REQUESTS | {PLACEHOLDER, "s"}
         if asked and _agent_noun(token) and (owned or tokens[i + 1:i + 2] == ["of"]
                                              and PLACEHOLDER in tokens[i + 2:i + 4]):
-            return token, True, False
+            return AskedRole(token, True, False, False)
     wh = next((i for i, t in enumerate(tokens[:x]) if t in WH_WORDS), None)
     if wh is None:
         return None
@@ -177,7 +188,8 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
         # "what kind of language do they speak in X": the verb has a subject of its own, the answer is its object
         own_subject = (aux is not None and before[aux] not in COPULAS
                        and any(t not in AUXILIARIES for t in before[aux + 1:v]))
-        return before[v], not own_subject, passive
+        transitive = own_subject or v == len(before) - 1
+        return AskedRole(before[v], not own_subject, passive, transitive)
     if aux is None:
         return None
     after = [t for t in tokens[x + 1:] if t != PLACEHOLDER]
@@ -187,15 +199,18 @@ def asked_role(tokens: Sequence[str]) -> tuple[str, bool, bool] | None:
     if verb is None:  # "what does X eat", "who was X written by": X is the subject
         return None
     passive = (before[aux] in COPULAS and _past_participle(after[verb])) or after[verb + 1:verb + 2] == ["by"]
-    return after[verb], False, passive
+    transitive = after[verb + 1:verb + 2] == [] or after[verb + 1] not in PREPOSITIONS
+    return AskedRole(after[verb], False, passive, transitive)
 
 
-def _relation_voice(words: Sequence[str], i: int, asked_passive: bool) -> tuple[bool, int] | None:
+def _relation_voice(words: Sequence[str], i: int, asked: AskedRole) -> tuple[bool, int] | None:
     """Whether a relation says its verb (the i-th word) in the passive, and which end of an edge is that verb's
     subject: `Eats`, `wrote`, `athlete plays for team` active with the head as subject; `was written by`, `lent by`,
     `born in` (a participle only) passive with the head as subject; Freebase's `languages spoken`, `works written`
     (a participle after its noun, at the end) passive with the tail as subject. A form that is past tense too
-    before a preposition (`invested in`, `served in`, `located in`, `made with`) is said as the question says it.
+    before a preposition (`invested in`, `served in`) is said as the question says it, where the question's verb
+    takes a preposition too ("who invested in X"); where it takes its object straight ("what does X serve", "what
+    can I make with X") the relation's form is its participle (`served at`, `made with`: the dish is served)
     None for a participle before "to" (`lent to`): the tail is who received it."""
     from lemminflect import getAllLemmas, getInflection
 
@@ -210,7 +225,7 @@ def _relation_voice(words: Sequence[str], i: int, asked_passive: bool) -> tuple[
         return None
     if after in PREPOSITIONS:
         past_tense = any(word in getInflection(lemma, "VBD") for lemma in getAllLemmas(word).get("VERB", ()))
-        return (asked_passive, HEAD) if past_tense else (True, HEAD)
+        return (asked.passive or asked.transitive, HEAD) if past_tense else (True, HEAD)
     return False, HEAD
 
 
@@ -226,10 +241,12 @@ def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> di
     role = asked_role(tokens)
     if role is None:
         return {}
-    verb, subject_asked, asked_passive = role
+    verb, subject_asked, asked_passive = role.verb, role.subject_asked, role.passive
 
     def said(word: str) -> bool:
-        return bool(stem_match(verb, word) or word_lemmas(verb) & word_lemmas(word))
+        # the same verb, not one of its family: "which company employs X" over `works for` names the other side
+        return bool(word_lemmas(verb) & word_lemmas(word)) or (
+            min(len(verb), len(word)) >= STEM and common_prefix(verb, word) >= max(STEM, min(len(verb), len(word)) - 2))
 
     out = {}
     for r, text in enumerate(relation_texts):
@@ -240,7 +257,7 @@ def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> di
         named = next((i for i, w in enumerate(words) if _verb_at(words, i) and said(w)), None)
         if named is None:
             continue
-        voice = _relation_voice(words, named, asked_passive)
+        voice = _relation_voice(words, named, role)
         if voice is None:
             out[r] = BACKWARD  # `lent to`: from the thing lent, neither who lent it nor what was lent
             continue

@@ -24,26 +24,26 @@ def test_the_verb_a_question_asks_about_and_which_side_of_it():
     def role(question):
         return asked_role(analyzer_tokens(question))
 
-    assert role("what eats X") == ("eats", True, False)
-    assert role("which creatures feed on X") == ("feed", True, False)
-    assert role("what does X eat") == ("eat", False, False)
-    assert role("which athletes are coached by X") == ("coached", True, True)
-    assert role("who was X written by") == ("written", False, True)
-    assert role("name X's players") == ("players", True, False)
-    assert role("who is the publisher of X") == ("publisher", True, False)
+    assert role("what eats X") == ('eats', True, False, True)
+    assert role("which creatures feed on X") == ('feed', True, False, False)
+    assert role("what does X eat") == ('eat', False, False, True)
+    assert role("which athletes are coached by X") == ('coached', True, True, False)
+    assert role("who was X written by") == ('written', False, True, True)
+    assert role("name X's players") == ('players', True, False, False)
+    assert role("who is the publisher of X") == ('publisher', True, False, False)
     assert role("what is X's father") is None and role("where was X born") is None
     # a copula and a participle: the passive
-    assert role("what language is spoken in X") == ("spoken", True, True)
-    assert role("what city was X born in") == ("born", False, True)
+    assert role("what language is spoken in X") == ('spoken', True, True, False)
+    assert role("what city was X born in") == ('born', False, True, False)
     # a verb in a noun's clause is not the question's
     assert role("what is the currency used in X") is None
     assert role("who is the director that directed X") is None
     assert role("who are the actors in the movies written by the writer of X") is None
-    assert role("which films can be described by X") == ("described", True, True)
-    assert role("which countries speak X") == ("speak", True, False)
+    assert role("which films can be described by X") == ('described', True, True, False)
+    assert role("which countries speak X") == ('speak', True, False, True)
     # a noun, not a verb; a verb with a subject of its own
     assert role("what are the official colors of X") is None
-    assert role("what kind of language do they speak in X") == ("speak", False, False)
+    assert role("what kind of language do they speak in X") == ('speak', False, False, True)
 
 
 def test_an_active_relation_has_its_agent_at_the_head_a_passive_one_at_the_tail():
@@ -106,3 +106,26 @@ def test_a_past_tense_before_a_preposition_is_said_as_the_question_says_it():
     assert directions("what is X made with") == {"made-with": FORWARD}
     assert directions("what city was X born in") == {"born in": FORWARD}
     assert directions("who was born in X") == {"born in": BACKWARD}
+
+
+def test_a_past_tense_before_a_preposition_is_a_participle_where_the_question_takes_its_object_straight():
+    """The kitchen graph's `served-at`, `sold-at`, `made-with`: the dish is served at a restaurant, made with an
+    ingredient; "what does X serve" asks for what is served, not for where X is served."""
+    relations = ["served-at", "sold-at", "made-with", "invested in"]
+
+    def directions(question):
+        return {relations[r]: d for r, d in voice_directions(analyzer_tokens(question), relations).items()}
+
+    assert asked_role(analyzer_tokens("what does X serve")).transitive
+    assert not asked_role(analyzer_tokens("which regiment did X serve in")).transitive
+    assert directions("what does X serve") == {"served-at": BACKWARD}
+    assert directions("what does X sell") == {"sold-at": BACKWARD}
+    assert directions("what can I make with X") == {"made-with": BACKWARD}
+    assert directions("who invested in X") == {"invested in": BACKWARD}
+
+
+def test_voice_is_the_same_verbs_not_its_familys():
+    """"Employs" is in the family of `works for` (it names the relation) but says it from the other side: the
+    relation's own verb gives no direction for it."""
+    assert voice_directions(analyzer_tokens("which company employs X"), ["works for"]) == {}
+    assert voice_directions(analyzer_tokens("who works for X"), ["works for"]) == {0: BACKWARD}
