@@ -269,6 +269,7 @@ class ZeroShotReader:
                 happens_in,
                 located_relations,
                 plain_words,
+                untitled,
                 wh_head,
             )
             from gretriever_neo4j.retrieval.naming import holds_word
@@ -277,7 +278,7 @@ class ZeroShotReader:
             # ("director", a tag), and masking it would hide the very word the question asks with.
             text = strip_topic_markers(question)
             masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
-            masked = plain_words(spell_out_kinship(masked, view.relation_texts))
+            masked = untitled(plain_words(spell_out_kinship(masked, view.relation_texts)))
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True

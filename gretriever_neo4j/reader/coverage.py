@@ -103,10 +103,12 @@ from gretriever_neo4j.reader.wording import (
     WHO,
     Step,
     anchor_sides,
+    asks_class,
     asks_for_a_place,
     asks_for_a_time,
     asks_identity,
     asks_origin,
+    class_relations,
     content_words,
     head_word_index,
     located_relations,
@@ -147,8 +149,13 @@ HEAD_KIND = 0.5
 # questions, MetaQA +1, the invented sports and music graphs +3.
 HEAD_NAMES = 0.65
 ROUND_TRIP = 0.15
+# A round trip the question does not ask for, and a walk on from those others (`genre> <genre instruments_played>`,
+# "what type of music did X play"; `gender> <gender played_by>`, "who plays X"): an evidence graph holds such ways
+# where X has no edge of its own, and what they reach is the others', never X's. WebQSP: 8 of 11 such answers wrong.
+THROUGH_TRIP_COST = 0.3
 SAME_AS = re.compile(r"\bsame(?: \w+){1,3} as\b")  # "the same team as X"
 CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
+CLASS_GAIN = 0.3  # a step to X's class, for a question that asks what X is (`wording.asks_class`)
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 LEXICAL = 0.8  # the similarity a shared stem counts as
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
@@ -175,6 +182,9 @@ INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wro
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
+BARRED = -1.0  # what a word that may not name a relation says of it in `gram_named`
+
+
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
     """How well the question names the worst named of relations `ids` when each word names one relation at most:
     relations take, best named first, the best word or word pair whose words no other relation took — or each a
@@ -194,7 +204,8 @@ def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], 
     for r in sorted(ids, key=lambda r: -float(gram_named[:, r].max())):
         best = -np.inf
         for g in np.argsort(-gram_named[:, r]).tolist():
-            if not (gram_words[g] & taken):
+            # a word barred from naming it (the which-noun, which names only the last step: -1) is no word for it
+            if not (gram_words[g] & taken) and gram_named[g, r] > BARRED:
                 best = float(gram_named[g, r])
                 taken |= gram_words[g]
                 break
@@ -215,6 +226,13 @@ def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.n
 def round_trips(signature: Sequence[Step]) -> set[int]:
     """Relations the signature goes out and back along in two consecutive steps."""
     return {int(a[0]) for a, b in zip(signature, signature[1:]) if a[0] == b[0] and a[1] != b[1]}
+
+
+def through_trip(signature: Sequence[Step]) -> bool:
+    """Whether the signature goes on after a round trip (`genre> <genre instruments_played>`: what the others of
+    X's genre play), other than along the relation it went out and back on (`siblings> <siblings siblings>`)."""
+    return any(a[0] == b[0] and a[1] != b[1] and any(c[0] != a[0] for c in signature[i + 2:])
+               for i, (a, b) in enumerate(zip(signature, signature[1:])))
 
 
 def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequence[str],
@@ -345,6 +363,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     centered = word_relation - word_relation.mean(axis=1, keepdims=True)
     naming = centered.max(axis=1) >= WORD_NAMES
     category = asks_for_a_category(masked_question)
+    # "what is X", "what kind of creature is X": a relation to X's class (`IsA`, `instance of`, `notable types`)
+    classes = class_relations(relation_texts) if asks_class(masked_question) else None
     # "what kind of music is on X": the noun says what the answer is near (`kind`), not which relation it names
     typed_head = None if category else head_word
     if typed_head is not None:
@@ -352,7 +372,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # and 0.81), the head noun is a kind of thing only (`HEAD_NAMES`).
         if np.maximum(word_relation[head_word], head_to_own).max() < HEAD_NAMES:
             naming[head_word] = False
-            gram_named[head_word] = -1.0
+            gram_named[head_word] = BARRED
     covered = word_relation[naming] if naming.any() else word_relation
     sharing = asks_what_is_shared(masked_question)
     # "who plays in the same team as X": the others who share X's team, said outright; a walk that stops at the
@@ -419,7 +439,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if key not in named_by:
             if head_grams and typed not in typed_named:
                 typed_named[typed] = gram_named.copy()
-                typed_named[typed][np.ix_(head_grams, [r for r in range(gram_named.shape[1]) if r != typed])] = -1.0
+                typed_named[typed][np.ix_(head_grams, [r for r in range(gram_named.shape[1]) if r != typed])] = BARRED
             named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, named_ids)
         precision = min(named_by[key], MENTION_CAP)
         explained = covered[:, ids].max(axis=1)
@@ -457,8 +477,14 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         if category and (tuple(signatures[s][-1]) in categorical if categorical
                          else s in unnamed_ends and s not in value_ends):
             first[i] += CATEGORY_GAIN
+        if (classes is not None and len(signatures[s]) == 1 and last_direction == FORWARD
+                and classes[int(last_relation)]):
+            first[i] += CLASS_GAIN
         if trips:
             first[i] += ROUND_TRIP if sharing or trips & twice else -ROUND_TRIP
+            if not (sharing or trips & twice) and through_trip(signatures[s]):
+                # on from the others who share X's genre to what they play: nothing asked for those others
+                first[i] -= THROUGH_TRIP_COST
             if same_as:
                 first[i] += ROUND_TRIP
     order = np.argsort(-first, kind="stable")

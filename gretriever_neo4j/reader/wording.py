@@ -138,6 +138,31 @@ def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], re
     return _names_a_step(IDENTITY_WORD, signatures, relation_texts)
 
 
+# What a relation to a thing's class is named by: `IsA`, `instance of`, `rdf:type`, `subclass of`, Freebase's
+# `notable types`; a copula and an article alone (`is a`) say it too
+CLASS_WORDS = frozenset({"type", "kind", "sort", "instance", "subclass", "class", "category", "isa"})
+CLASS_QUESTION = re.compile(r"^what (?:(?:kind|type|sort|category|class)s? of \w+ )?(?:is|are|was|were) "
+                            r"(?:(?:a|an|the) )?x(?: (?:exactly|really|actually))?$")
+
+
+def asks_class(masked_question: str) -> bool:
+    """"what is X", "what is a X exactly", "what kind of creature is X", "what type of thing was X": the question
+    asks what X is, its class, and says nothing else."""
+    return bool(CLASS_QUESTION.match(" ".join(analyzer_tokens(masked_question))))
+
+
+def class_relations(relation_texts: Sequence[str]) -> np.ndarray:
+    """(R,) bool: relations from a thing to its class (`CLASS_WORDS`; `is a`, `is an`)."""
+    out = np.zeros(len(relation_texts), dtype=bool)
+    for r, text in enumerate(relation_texts):
+        words = own_name(text).lower().split()
+        while len(words) > 1 and words[-1] == "of":  # `instance of`, `subclass of`; not `classes taught`
+            words = words[:-1]
+        out[r] = bool(words) and (bool(word_lemmas(words[-1]) & CLASS_WORDS) or words[-1] in CLASS_WORDS
+                                  or words in (["is", "a"], ["is", "an"]))
+    return out
+
+
 def _names_a_step(word: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
     """Whether `word` names (`same_stems`) the relation of some one-step forward signature: the anchor has such a
     relation itself."""
@@ -236,6 +261,34 @@ IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
           (re.compile(r"^what goes into (.+)$", re.IGNORECASE), r"what is \1 made of"))
 # A question may use a column header's abbreviation itself ("what is X's dob")
 ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+# What may stand before a title said with X's name ("who were *king* X's children", "where did *the band* X form")
+TITLE_OPENERS = frozenset({"the", "a", "an", "is", "are", "was", "were", "do", "does", "did", "has", "have", "had",
+                           "will", "can"})
+# Nouns before X that say what is asked of X's name, not what X is: "where does the *name* X come from"
+NAME_NOUNS = frozenset({"name", "word", "term", "phrase", "title", "nickname"})
+
+
+def untitled(masked_question: str) -> str:
+    """The question without a title or kind said right before X ("who were king X children", "where did the band X
+    form", "where is the city X"): it says what X is, not what is asked, and it would name a relation ("king" /
+    `royalty.monarch.kingdom`: the kingdom of X's children). Only a singular noun (not an adjective: "the capital X")
+    after an article or an auxiliary ("who plays X" keeps its verb)."""
+    from lemminflect import getAllLemmas
+
+    words = masked_question.split()
+    at = next((i for i, w in enumerate(words) if w == PLACEHOLDER.upper()), None)
+    if at is None or at < 2:
+        return masked_question
+    title, before = words[at - 1].lower(), words[at - 2].lower()
+    lemmas = getAllLemmas(title)
+    # a plural is the noun of a clause about X ("the movies X has been in"); after "what", "which", "kind of" the
+    # noun is the one asked for ("what language X speaks", "what kind of guitar X plays")
+    if (not title.isalpha() or title in FUNCTION_WORDS | NAME_NOUNS or "NOUN" not in lemmas or "ADJ" in lemmas
+            or lemmas["NOUN"][0] != title or before not in TITLE_OPENERS):
+        return masked_question
+    return " ".join(words[:at - 1] + words[at:])
 
 
 def plain_words(masked_question: str) -> str:

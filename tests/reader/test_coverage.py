@@ -91,6 +91,32 @@ def test_round_trips_are_consecutive_steps_out_and_back_along_one_relation():
     assert round_trips([(DIRECTED, FORWARD), (STARRED, BACKWARD), (DIRECTED, BACKWARD)]) == set()
 
 
+def test_a_walk_goes_through_a_round_trip_when_it_goes_on_along_another_relation():
+    from gretriever_neo4j.reader.coverage import through_trip
+
+    assert through_trip([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)])
+    assert not through_trip([(LANGUAGE, FORWARD), (DIRECTED, FORWARD), (DIRECTED, BACKWARD)])  # ends on the others
+    assert not through_trip([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (DIRECTED, FORWARD)])  # siblings of siblings
+
+
+def test_a_round_trip_nothing_asks_for_costs_more_where_the_walk_goes_on(vectors, monkeypatch):
+    from gretriever_neo4j.reader import coverage
+    from gretriever_neo4j.reader.coverage import THROUGH_TRIP_COST
+
+    through = [(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)]
+    ending = [(LANGUAGE, FORWARD), (DIRECTED, FORWARD), (DIRECTED, BACKWARD)]
+
+    def scores(question):
+        return coverage.coverage_scores(question, None, [through, ending], RELATIONS, vectors, shortlist=0)
+
+    plain, shared = scores("what language is X in"), scores("what language are the films sharing a director with X")
+    monkeypatch.setattr(coverage, "THROUGH_TRIP_COST", 0.0)
+    free, shared_free = scores("what language is X in"), scores("what language are the films sharing a director with X")
+    assert free[0] - plain[0] == pytest.approx(THROUGH_TRIP_COST)
+    assert free[1] == pytest.approx(plain[1])
+    assert shared_free == pytest.approx(shared)  # asked for: no cost
+
+
 def test_a_relation_is_named_twice_by_two_words_for_one_of_its_words_not_by_two_of_its_words(vectors):
     from gretriever_neo4j.reader.coverage import named_twice
 
@@ -211,6 +237,16 @@ def test_a_container_of_places_names_located_in_and_a_city_does_not(vectors):
     relations = ["born in", "located in"]
     assert _best_of("what country was X born in", [born, then_located], relations, vectors) == then_located
     assert _best_of("what city was X born in", [born, then_located], relations, vectors) == born
+
+
+def test_a_word_barred_from_naming_a_relation_leaves_it_unnamed_not_named_badly():
+    from gretriever_neo4j.reader.coverage import BARRED, least_named
+
+    # "which league is X in": the which-noun names only the walk's last step (`team plays in league`); the step
+    # before it (`athlete plays for team`) is named by no word, as it would be were the noun used up by another
+    named = np.asarray([[BARRED, 0.4]])
+    assert least_named(named, [{0}], [0, 1]) == pytest.approx(0.0)
+    assert least_named(np.asarray([[0.1, 0.4]]), [{0}], [0, 1]) == pytest.approx(0.0)
 
 
 def test_one_word_names_one_relation_of_a_path_at_most():
@@ -390,3 +426,16 @@ def test_the_same_team_as_x_asks_for_the_others_who_share_it(embedder):
     said = answers(view, embedder, "who plays in the same team as Ada Vell", "who plays in the same team as X",
                    view.node_texts.index("Ada Vell"))
     assert sorted(said) == ["Ben Holt", "Cai Lund"]  # not the team itself
+
+
+def test_a_question_of_what_x_is_gains_the_step_to_its_class(vectors):
+    from gretriever_neo4j.reader.coverage import CLASS_GAIN
+
+    relations = ["IsA", "Eats"]
+    signatures = [[(0, FORWARD)], [(1, FORWARD)], [(0, BACKWARD)]]
+    asked = coverage_scores("what kind of creature is a X", None, signatures, relations, vectors, shortlist=0)
+    plain = coverage_scores("what creature does a X eat", None, signatures, relations, vectors, shortlist=0)
+    unasked = coverage_scores("what kind of creature eats a X", None, signatures, relations, vectors, shortlist=0)
+    assert asked[0] - asked[1] > 0 and plain[0] - plain[1] < asked[0] - asked[1]
+    # only forward, to X's class, and only where the question asks nothing else
+    assert asked[2] - unasked[2] < CLASS_GAIN / 2

@@ -165,3 +165,26 @@ def test_idioms_say_what_they_ask():
     assert plain_words("what does x like") == "what does x like"
     assert asks_for_a_time(analyzer_tokens("what is the publication date of x"), None)
 
+
+
+def test_a_title_said_before_x_is_not_a_word_of_the_question():
+    from gretriever_neo4j.reader.wording import untitled
+
+    assert untitled("who were king X children") == "who were X children"
+    assert untitled("where did the band X form") == "where did the X form"
+    assert untitled("what films did director X make") == "what films did X make"
+    # a verb, the noun asked for, an adjective: kept
+    assert untitled("who plays X") == "who plays X"
+    assert untitled("what language X speaks") == "what language X speaks"
+    assert untitled("what is the capital X") == "what is the capital X"
+    assert untitled("which movies star X") == "which movies star X"
+
+
+def test_what_x_is_asks_for_its_class_by_a_relation_named_so():
+    from gretriever_neo4j.reader.wording import asks_class, class_relations
+
+    assert asks_class("what kind of creature is a X") and asks_class("what is a X exactly") and asks_class("what is X")
+    assert not asks_class("what is X famous for") and not asks_class("who is X")
+    assert not asks_class("what type of music did X play")
+    assert class_relations(["IsA", "instance of", "common.topic.notable_types", "rdf:type", "is a kind of"]).all()
+    assert not class_relations(["classes taught", "Eats", "has genre", "people.person.profession"]).any()
