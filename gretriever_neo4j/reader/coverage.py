@@ -185,27 +185,28 @@ PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives
 BARRED = -1.0  # what a word that may not name a relation says of it in `gram_named`
 
 
-def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
+def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int],
+                skip_barred: bool = False) -> float:
     """How well the question names the worst named of relations `ids` when each word names one relation at most:
     relations take, best named first, the best word or word pair whose words no other relation took — or each a
     word of its own, where every one of them then names its relation clearly (`WORD_NAMES`): "spouse born" names
     `born in` a little better than "born" does, and would leave `married to` without "spouse"."""
     singles = [g for g, words in enumerate(gram_words) if len(words) == 1]
-    with_pairs = _least_named_greedy(gram_named, gram_words, ids)
+    with_pairs = _least_named_greedy(gram_named, gram_words, ids, skip_barred)
     if len(singles) == len(gram_words):
         return with_pairs
-    alone = _least_named_greedy(gram_named[singles], [gram_words[g] for g in singles], ids)
+    alone = _least_named_greedy(gram_named[singles], [gram_words[g] for g in singles], ids, skip_barred)
     return max(with_pairs, alone) if alone >= WORD_NAMES else with_pairs
 
 
-def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int]) -> float:
+def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int],
+                        skip_barred: bool = False) -> float:
     taken: set[int] = set()
     least = np.inf
     for r in sorted(ids, key=lambda r: -float(gram_named[:, r].max())):
         best = -np.inf
         for g in np.argsort(-gram_named[:, r]).tolist():
-            # a word barred from naming it (the which-noun, which names only the last step: -1) is no word for it
-            if not (gram_words[g] & taken) and gram_named[g, r] > BARRED:
+            if not (gram_words[g] & taken) and not (skip_barred and gram_named[g, r] <= BARRED):
                 best = float(gram_named[g, r])
                 taken |= gram_words[g]
                 break
@@ -424,8 +425,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # it took place is the "where" the question asks; no word need name it
         asked_last = (len(signatures[s]) > 1 and tuple(signatures[s][-2]) in ways_through
                       and (((asks_where or asks_a_place) and s in place_ends) or (asks_when and s in value_ends)))
-        named_ids = ([r for r in ids if r != int(last_relation)]
-                     if (kind_named or contained_last or asked_last) and len(ids) > 1 else ids)
+        used_up = (kind_named or contained_last or asked_last) and len(ids) > 1
+        named_ids = [r for r in ids if r != int(last_relation)] if used_up else ids
         # A record (an exhibition, a loan, Freebase's CVT) holds one fact spelled in two edges, into it and out of
         # it: the question names the fact by one of them ("who loaned out X": `<loaned work lent by>`). Only a walk
         # through one record: from record to record, each fact must be named.
@@ -435,12 +436,15 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             spelled = min(records[0], key=lambda r: float(named_at_all[r]))
             if set(named_ids) - {spelled}:
                 named_ids = [r for r in named_ids if r != spelled]
-        key = (tuple(named_ids), typed if head_grams else -1)
+        # the last step, left out of `named_ids` (the end nodes say it), used up the which-noun: a step the noun
+        # may not name is then named by no word ("which league is X in": `athlete plays for team`), not by it at -1
+        key = (tuple(named_ids), typed if head_grams else -1, used_up)
         if key not in named_by:
             if head_grams and typed not in typed_named:
                 typed_named[typed] = gram_named.copy()
                 typed_named[typed][np.ix_(head_grams, [r for r in range(gram_named.shape[1]) if r != typed])] = BARRED
-            named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, named_ids)
+            named_by[key] = least_named(typed_named[typed] if head_grams else gram_named, gram_words, named_ids,
+                                        skip_barred=used_up)
         precision = min(named_by[key], MENTION_CAP)
         explained = covered[:, ids].max(axis=1)
         if head_row is not None:

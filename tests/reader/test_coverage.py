@@ -239,14 +239,14 @@ def test_a_container_of_places_names_located_in_and_a_city_does_not(vectors):
     assert _best_of("what city was X born in", [born, then_located], relations, vectors) == born
 
 
-def test_a_word_barred_from_naming_a_relation_leaves_it_unnamed_not_named_badly():
+def test_a_which_noun_used_up_by_the_last_step_leaves_the_others_unnamed_not_named_badly():
     from gretriever_neo4j.reader.coverage import BARRED, least_named
 
-    # "which league is X in": the which-noun names only the walk's last step (`team plays in league`); the step
-    # before it (`athlete plays for team`) is named by no word, as it would be were the noun used up by another
+    # "which league is X in": the which-noun names only the walk's last step (`team plays in league`), which the end
+    # nodes' names say; the step before it (`athlete plays for team`) is then named by no word
     named = np.asarray([[BARRED, 0.4]])
-    assert least_named(named, [{0}], [0, 1]) == pytest.approx(0.0)
-    assert least_named(np.asarray([[0.1, 0.4]]), [{0}], [0, 1]) == pytest.approx(0.0)
+    assert least_named(named, [{0}], [0], skip_barred=True) == pytest.approx(0.0)
+    assert least_named(named, [{0}], [0]) == pytest.approx(BARRED)  # not used up: a walk it cannot name
 
 
 def test_one_word_names_one_relation_of_a_path_at_most():
