@@ -366,9 +366,9 @@ def unsuffixed(tokens: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[ExactMatch]:
-    """Nodes whose whole name is a mention (as analyzer tokens; "Jr." and "Sr." may be left out: `unsuffixed`), or a mention of several words less the "s" its last
-    word ends with: a possessive typed without its apostrophe ("angelina jolies brother"), found among the hits of
-    the mention's words but the last."""
+    """Nodes whose whole name is a mention (as analyzer tokens; "Jr." and "Sr." may be left out: `unsuffixed`), or
+    a mention of several words less the "s" its last word ends with: a possessive typed without its apostrophe
+    ("angelina jolies brother"), found among the hits of the mention's words but the last."""
     out = []
     by_tokens = dict(zip((m.tokens for m in mentions), hits))
     for mention, per_mention in zip(mentions, hits):
