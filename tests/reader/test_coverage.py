@@ -115,6 +115,10 @@ def test_a_round_trip_nothing_asks_for_costs_more_where_the_walk_goes_on(vectors
     assert free[0] - plain[0] == pytest.approx(THROUGH_TRIP_COST)
     assert free[1] == pytest.approx(plain[1])
     assert shared_free == pytest.approx(shared)  # asked for: no cost
+    # a word names the trip's relation ("the director of X"): the question's own way, no cost either
+    named = scores("what language are the movies of the director of X in")
+    monkeypatch.setattr(coverage, "THROUGH_TRIP_COST", 1.0)
+    assert scores("what language are the movies of the director of X in") == pytest.approx(named)
 
 
 def test_a_relation_is_named_twice_by_two_words_for_one_of_its_words_not_by_two_of_its_words(vectors):
