@@ -408,6 +408,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         ids = sorted({int(r) for r, _ in signatures[s]})
         hops = sum(1 for step in signatures[s] if tuple(step) not in ways_through)
         last_relation, last_direction = signatures[s][-1]
+        last = int(last_relation)
         # The relation the head noun may name: the last, where the walk ends on what it names: its tail forward,
         # its head backward where the noun is the one who does what the relation says ("which players are in X":
         # `<plays for`; not "which country is X in": `<located in`, the things located in X)
@@ -427,8 +428,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         # it took place is the "where" the question asks; no word need name it
         asked_last = (len(signatures[s]) > 1 and tuple(signatures[s][-2]) in ways_through
                       and (((asks_where or asks_a_place) and s in place_ends) or (asks_when and s in value_ends)))
-        used_up = (kind_named or contained_last or asked_last) and len(ids) > 1
-        named_ids = [r for r in ids if r != int(last_relation)] if used_up else ids
+        dropped_last = (kind_named or contained_last or asked_last) and len(ids) > 1
+        named_ids = [r for r in ids if r != int(last_relation)] if dropped_last else ids
         # A record (an exhibition, a loan, Freebase's CVT) holds one fact spelled in two edges, into it and out of
         # it: the question names the fact by one of them ("who loaned out X": `<loaned work lent by>`). Only a walk
         # through one record: from record to record, each fact must be named.
@@ -438,8 +439,14 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             spelled = min(records[0], key=lambda r: float(named_at_all[r]))
             if set(named_ids) - {spelled}:
                 named_ids = [r for r in named_ids if r != spelled]
-        # the last step, left out of `named_ids` (the end nodes say it), used up the which-noun: a step the noun
-        # may not name is then named by no word ("which league is X in": `athlete plays for team`), not by it at -1
+        # the last step, left out of `named_ids` because the end nodes' names say it, used up the which-noun: the
+        # one step before it, which the noun may not name, is then named by no word ("which league is X in":
+        # `athlete plays for team> team plays in league>`), not by the noun at -1; two or more such steps are a
+        # walk nothing asks for (a football graph's `capt> prev_club> div>` to some league); and the noun must be
+        # a word of the last step's name too ("which books are in X" is not `<is part of the series won the award>`
+        # to awards named "Book Award")
+        used_up = (kind_named and dropped_last and len(named_ids) == 1
+                   and any(stem_match(tokens[head], w) for w in content_words(own_name(relation_texts[last]))))
         key = (tuple(named_ids), typed if head_grams else -1, used_up)
         if key not in named_by:
             if head_grams and typed not in typed_named:

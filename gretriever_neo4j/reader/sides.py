@@ -17,11 +17,11 @@ from gretriever_neo4j.reader.wording import (
     FUNCTION_WORDS,
     PLACEHOLDER,
     PREPOSITIONS,
-    STEM,
     content_words,
     inverse_roles,
+    stem_match,
 )
-from gretriever_neo4j.retrieval.naming import common_prefix, word_lemmas
+from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
@@ -33,6 +33,9 @@ WH_WORDS = frozenset({"who", "whom", "what", "which"})
 AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "do", "does", "did", "has", "have", "had", "will",
                          "would", "can", "could", "may", "might"})
 HEAD, TAIL = 0, 1
+# Verbs of a word family (`wording.WORD_FAMILIES`) that say its relation from the other end: X employs whoever works
+# for X. Voice follows the rest of a family ("feed on" is said as `Eats` is), not these.
+CONVERSE_VERBS = frozenset({"employ"})
 
 
 @lru_cache(maxsize=65_536)
@@ -244,9 +247,11 @@ def voice_directions(tokens: Sequence[str], relation_texts: Sequence[str]) -> di
     verb, subject_asked, asked_passive = role.verb, role.subject_asked, role.passive
 
     def said(word: str) -> bool:
-        # the same verb, not one of its family: "which company employs X" over `works for` names the other side
-        return bool(word_lemmas(verb) & word_lemmas(word)) or (
-            min(len(verb), len(word)) >= STEM and common_prefix(verb, word) >= max(STEM, min(len(verb), len(word)) - 2))
+        # the verb or one of its family ("feed on" / `Eats`), not one that says it from the other end ("which
+        # company employs X" over `works for`)
+        if (word_lemmas(verb) | word_lemmas(word)) & CONVERSE_VERBS:
+            return bool(word_lemmas(verb) & word_lemmas(word))
+        return stem_match(verb, word) or bool(word_lemmas(verb) & word_lemmas(word))
 
     out = {}
     for r, text in enumerate(relation_texts):

@@ -264,8 +264,9 @@ ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reve
 
 
 # What may stand before a title said with X's name ("who were *king* X's children", "where did *the band* X form")
-TITLE_OPENERS = frozenset({"the", "a", "an", "is", "are", "was", "were", "do", "does", "did", "has", "have", "had",
-                           "will", "can"})
+ARTICLES = frozenset({"the", "a", "an"})
+AUXILIARY_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "will", "can"})
+TITLE_OPENERS = ARTICLES | AUXILIARY_OPENERS
 # Nouns before X that say what is asked of X's name, not what X is: "where does the *name* X come from"
 NAME_NOUNS = frozenset({"name", "word", "term", "phrase", "title", "nickname"})
 
@@ -274,7 +275,7 @@ def untitled(masked_question: str) -> str:
     """The question without a title or kind said right before X ("who were king X children", "where did the band X
     form", "where is the city X"): it says what X is, not what is asked, and it would name a relation ("king" /
     `royalty.monarch.kingdom`: the kingdom of X's children). Only a singular noun (not an adjective: "the capital X")
-    after an article or an auxiliary ("who plays X" keeps its verb)."""
+    right after an auxiliary or after one and an article ("who plays X" keeps its verb)."""
     from lemminflect import getAllLemmas
 
     words = masked_question.split()
@@ -282,6 +283,10 @@ def untitled(masked_question: str) -> str:
     if at is None or at < 2:
         return masked_question
     title, before = words[at - 1].lower(), words[at - 2].lower()
+    # the subject after an auxiliary ("did the band X form"), not a clause's noun ("the hometown of the band X
+    # plays in": the band X is in)
+    if before in ARTICLES and (at < 3 or words[at - 3].lower() not in AUXILIARY_OPENERS):
+        return masked_question
     lemmas = getAllLemmas(title)
     # a plural is the noun of a clause about X ("the movies X has been in"); after "what", "which", "kind of" the
     # noun is the one asked for ("what language X speaks", "what kind of guitar X plays")

@@ -124,8 +124,9 @@ def test_a_past_tense_before_a_preposition_is_a_participle_where_the_question_ta
     assert directions("who invested in X") == {"invested in": BACKWARD}
 
 
-def test_voice_is_the_same_verbs_not_its_familys():
-    """"Employs" is in the family of `works for` (it names the relation) but says it from the other side: the
-    relation's own verb gives no direction for it."""
+def test_voice_follows_a_verbs_family_but_not_a_verb_that_says_it_from_the_other_end():
+    """"Feed on" is said as `Eats` is; "employs" is in the family of `works for` (it names the relation) but says it
+    from the other side: the relation's own verb gives no direction for it."""
+    assert voice_directions(analyzer_tokens("which creatures feed on X"), ["Eats"]) == {0: BACKWARD}
     assert voice_directions(analyzer_tokens("which company employs X"), ["works for"]) == {}
     assert voice_directions(analyzer_tokens("who works for X"), ["works for"]) == {0: BACKWARD}

@@ -178,6 +178,9 @@ def test_a_title_said_before_x_is_not_a_word_of_the_question():
     assert untitled("what language X speaks") == "what language X speaks"
     assert untitled("what is the capital X") == "what is the capital X"
     assert untitled("which movies star X") == "which movies star X"
+    # a noun of a clause about X, not X's title: the band X plays in
+    assert untitled("what is the hometown of the band X plays in") == "what is the hometown of the band X plays in"
+    assert untitled("what are all the movies X has been in") == "what are all the movies X has been in"
 
 
 def test_what_x_is_asks_for_its_class_by_a_relation_named_so():
