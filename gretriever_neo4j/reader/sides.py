@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from gretriever_neo4j.reader.wording import (
+    ARTICLES,
     FUNCTION_WORDS,
     PLACEHOLDER,
     PREPOSITIONS,
@@ -26,7 +27,6 @@ from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
 COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
-ARTICLES = frozenset({"a", "an", "the"})
 RELATIVES = frozenset({"that", "who", "which", "whom"})
 REQUESTS = frozenset({"name", "list", "tell", "give", "show", "me", "all"})
 WH_WORDS = frozenset({"who", "whom", "what", "which"})
