@@ -19,6 +19,7 @@ import numpy as np
 from gretriever_neo4j.reader.constraints import joined, narrowed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
+from gretriever_neo4j.reader.parallel import merged_scores, parallel_into_records
 from gretriever_neo4j.reader.paths import (
     SubgraphView,
     Walks,
@@ -28,7 +29,7 @@ from gretriever_neo4j.reader.paths import (
     signature_text,
     walks,
 )
-from gretriever_neo4j.retrieval.linking import analyzer_tokens, mask_question, strip_topic_markers
+from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_question, strip_topic_markers
 
 ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
 ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
@@ -168,53 +169,6 @@ def _mean_end_vectors(view: SubgraphView, found: Walks) -> np.ndarray | None:
     return means
 
 
-def parallel_into_records(view: SubgraphView, opaque: np.ndarray) -> list[int]:
-    """Relations that join one node to the same record (an opaque node) side by side, merged: `same[r]`, the
-    relation each stands for. A node tied to one record twice is tied in one role under two names (a Freebase
-    dump holds Einstein's schooling as `people.person.education` on four records and as
-    `education.education.student` on one of them), so a walk through either is the same fact."""
-    same = list(range(len(view.relation_texts)))
-
-    def root(r: int) -> int:
-        while same[r] != r:
-            same[r] = same[same[r]]
-            r = same[r]
-        return r
-
-    into = opaque[view.dst] & ~opaque[view.src]
-    by_pair: dict[tuple[int, int], set[int]] = {}
-    for u, v, r in zip(view.src[into].tolist(), view.dst[into].tolist(), view.relation[into].tolist()):
-        by_pair.setdefault((u, v), set()).add(r)
-    for relations in by_pair.values():
-        first, *rest = sorted(relations)
-        for r in rest:
-            a, b = root(first), root(r)
-            if a != b:
-                same[max(a, b)] = min(a, b)
-    return [root(r) for r in range(len(same))]
-
-
-def _merged(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str,
-            ways_through: set, parallel: Sequence[int] | None = None) -> np.ndarray:
-    """Signatures the question cannot tell apart (`kinship.merged_relations`: "parents" over `is the father of` and
-    `is the mother of`; `married` either way) score as the best of them: their end nodes answer together. A
-    relation through opaque nodes (Freebase's `spouse_s` to a marriage) has a way, not two."""
-    from gretriever_neo4j.reader.kinship import merged_relations
-    from gretriever_neo4j.reader.wording import content_words
-
-    same, both = merged_relations(relation_texts, content_words(masked))
-    if parallel is not None:
-        same = [same[p] for p in parallel]
-    both -= {int(r) for r, _ in ways_through}
-    if not both and all(s == r for r, s in enumerate(same)):
-        return scores
-    keys = [tuple((same[int(r)], -1 if int(r) in both else int(d)) for r, d in signature) for signature in signatures]
-    best: dict[tuple, float] = {}
-    for key, score in zip(keys, scores.tolist()):
-        best[key] = max(best.get(key, -np.inf), score)
-    return np.asarray([best[key] for key in keys], dtype=scores.dtype)
-
-
 class ZeroShotReader:
     """Nothing trained: walks from the anchors score as relation-path retrieval scores paths
     (`relation_paths.signature_scores`: relations the question talks about add, others and extra hops cost), the
@@ -304,8 +258,8 @@ class ZeroShotReader:
                                          end_vectors=_mean_end_vectors(view, found),
                                          container_ends=(_ending_mostly_in(found, contained | place)
                                                          if contained.any() else set()))
-            sig_scores = _merged(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
-                                 parallel_into_records(view, opaque))
+            sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
+                                       parallel_into_records(view, opaque))
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:
@@ -331,6 +285,8 @@ class ZeroShotReader:
         probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ~opaque & ~unnamed,
                                  ZERO_SHOT_THRESHOLD)
         probabilities = joined(view, anchors, node_scores, probabilities, opaque, ZERO_SHOT_THRESHOLD)
+        if self.scoring == "coverage" and anchors:
+            probabilities = self._anchor_of_the_kind_asked(text, view, anchors[0], probabilities, exclude)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
         degree = np.bincount(np.concatenate([view.src, view.dst]).astype(np.int64), minlength=view.num_nodes)
         tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree)
@@ -338,6 +294,31 @@ class ZeroShotReader:
                                                      probabilities, exclude)
         return _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
+
+    @staticmethod
+    def _anchor_of_the_kind_asked(question: str, view: SubgraphView, anchor: int, probabilities: np.ndarray,
+                                  exclude: set[int]) -> np.ndarray:
+        """"what language do most italians speak", linked to `Italian Language`: the question asks for a thing of
+        the kind its opening noun says, and other words named the anchor, whose name says that kind too; where
+        none of the answers the walks reach is of that kind (they reach Italy, Argentina), the anchor is the
+        answer. (`exclude` loses the anchor then.)"""
+        from gretriever_neo4j.reader.wording import wh_head
+        from gretriever_neo4j.retrieval.naming import holds_word
+
+        tokens = analyzer_tokens(question)
+        head = wh_head(tokens)
+        if head is None or not holds_word(view.node_texts[anchor], tokens[head]):
+            return probabilities
+        others = [t for t in analyzer_tokens(view.node_texts[anchor]) if t not in STOP_WORDS and t != tokens[head]]
+        if all(t in tokens[max(head - 2, 0):head + 3] for t in others):
+            return probabilities  # "what basketball player …" linked to `Basketball player`: the kind asked itself
+        answers = [a for a in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if a not in exclude]
+        if any(holds_word(view.node_texts[a], tokens[head]) for a in answers):
+            return probabilities
+        exclude.discard(anchor)
+        out = np.minimum(probabilities, ZERO_SHOT_THRESHOLD * 0.99)
+        out[anchor] = 1.0
+        return out
 
     def _ordered_as_asked(self, question: str, masked: str | None, view: SubgraphView, probabilities: np.ndarray,
                           exclude: set[int]) -> np.ndarray:
@@ -416,5 +397,5 @@ def read(reader, item: ReaderInput, masked_vector: np.ndarray, full_vector: np.n
 
 
 __all__ = ["Reading", "ReaderInput", "SubgraphView", "TrainedReader", "ZeroShotReader",
-           "answer_set", "find_anchors",
+           "answer_set", "find_anchors", "parallel_into_records",
            "read", "reader_input", "walks"]

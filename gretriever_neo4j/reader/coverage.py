@@ -179,12 +179,48 @@ OWNED_COST = 0.15
 # graph's score: 0.3 cost the travel graph 3 questions and 0.25 two; at 0.22 it lost none.)
 VENUE_SIMILARITY = 0.22
 CONTAINER_COST = 0.15
+# "where is X based", "where is the headquarters of X": of the places one record holds (an address: its city, state and
+# country), the most specific answers a "where" question that names no kind of place: the walk to the one whose
+# relation names the smallest kind of place (`PLACE_SCALE`) gains this: Samsung's `citytown` Suwon, not South Korea,
+# which MiniLM rates nearer "based". (The least connected place instead, by edges in the subgraph, took Electrolux's
+# region before its city.)
+SPECIFIC_PLACE = 0.3
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
 INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way; a last step against the verb
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
 BARRED = -1.0  # what a word that may not name a relation says of it in `gram_named`
+
+
+# Kinds of place from the smallest: an address's `citytown` is more specific than its `state province region`.
+PLACE_SCALE = (("city", "town", "village"), ("county", "district"), ("state", "province", "region"),
+               ("country", "nation"), ("continent",))
+
+
+def _place_rank(relation_text: str) -> int | None:
+    """Where on `PLACE_SCALE` the smallest kind of place a relation's own name says lies ("citytown": 0), or None."""
+    words = own_name(relation_text).lower().split()
+    return next((rank for rank, kinds in enumerate(PLACE_SCALE) if any(k in w for w in words for k in kinds)), None)
+
+
+def _most_specific(signatures: Sequence[Sequence[Step]], ways_through: set[Step],
+                   relation_texts: Sequence[str]) -> set[int]:
+    """Of the signatures that step out of one record (a step in `ways_through` before their last) along relations
+    whose names say a kind of place (`PLACE_SCALE`), the one that says the smallest (`SPECIFIC_PLACE`), where the
+    record holds two such places or more."""
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    for s, signature in enumerate(signatures):
+        if len(signature) > 1 and tuple(signature[-2]) in ways_through and signature[-1][1] == FORWARD:
+            rank = _place_rank(relation_texts[int(signature[-1][0])])
+            if rank is not None:
+                groups.setdefault(tuple(map(tuple, signature[:-1])), []).append((rank, s))
+    out = set()
+    for members in groups.values():
+        ranks = sorted(rank for rank, _ in members)
+        if len(ranks) > 1 and ranks[0] < ranks[1]:
+            out.add(min(members)[1])
+    return out
 
 
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int],
@@ -354,6 +390,9 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
     head_word = head_word_index(tokens, words, head)
     if head_word is not None:
+        # The noun asked for is what a walk ends on: a relation's own name says that (`genre`), its domain and type
+        # say where it starts ("what books did X write" is not `book.book.genre`, the genres of the books)
+        word_relation[head_word] = np.maximum(head_to_own, LEXICAL * same_stems([words[head_word]], relation_texts)[0])
         # "which quests": a quest is no `quest giver` (the noun only says which givers); the row mean names nothing
         modified = [r for r, text in enumerate(relation_texts) if modifies(words[head_word], text)]
         if modified:
@@ -401,6 +440,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     head_row = int(naming[:typed_head].sum()) if typed_head is not None and naming[typed_head] else None
     head_grams = [g for g, members in enumerate(gram_words) if typed_head in members] if typed_head is not None else []
     agents = agents_named(tokens[head], relation_texts) if typed_head is not None else set()
+    most_specific = (_most_specific(signatures, ways_through, relation_texts) if asks_where and head is None
+                     else set())
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     first = np.empty(len(used))
     named_at_all = gram_named.max(axis=0)  # (R,) how well the best word or pair names each relation
@@ -477,6 +518,8 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             first[i] -= WHERE_COST
         if located is not None and no_place(s):
             first[i] -= CONTAINER_COST
+        if s in most_specific:
+            first[i] += SPECIFIC_PLACE
         first[i] += kind[s]
         if owned_relations:
             through = next((int(r) for r, d in signatures[s] if (int(r), int(d)) not in ways_through),

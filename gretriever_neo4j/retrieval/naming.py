@@ -61,6 +61,21 @@ def same_word(a: str, b: str) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
+SUFFIX = 4  # the most letters a derived form adds to its word ("japan" / "japanese", "peru" / "peruvian")
+
+
+def says_word(word: str, name_word: str) -> bool:
+    """Whether a question's word says a word of a name: the same word, a short form of it ("shaq" / `Shaquille`,
+    4 letters or more), or a form derived from it by a suffix of at most `SUFFIX` letters ("jamaican" / `Jamaica`);
+    not a longer word that merely starts with it ("vicksburg" does not say `Vick`: "the battle of vicksburg" had
+    linked `Michael Vick`)."""
+    if word == name_word:
+        return True
+    if len(word) < len(name_word):
+        return len(word) >= 4 and name_word.startswith(word)
+    return len(name_word) >= 4 and len(word) - len(name_word) <= SUFFIX and word.startswith(name_word)
+
+
 def holds_word(name: str, word: str, last: bool = False) -> bool:
     """Whether the name is of one thing of the kind `word` says: one of its words is `word` in the singular, beside
     other content words ("Quillon Language Lab" holds "labs", "Department of Mirror Linguistics" "department";
@@ -197,11 +212,13 @@ def fold_accents(text: str) -> str:
 
 
 def name_overlap(name: str, question_words: Sequence[str]) -> float:
-    """The share of a name's content words that the question says (accents folded; the same word, a shared
-    lemma, or one a prefix of the other: "romney" says `Mitt Romney` half, "carpathian mountain" says
-    `Carpathian Mountains` whole)."""
-    words = [fold_accents(w) for w in question_words]
-    content = [fold_accents(t) for t in analyzer_tokens(name) if t not in STOP_WORDS]
+    """The share of a name's content words that the question says (accents folded, "saint" as "st"; the same word,
+    a shared lemma, or a short or derived form: `says_word`): "romney" says `Mitt Romney` half, "carpathian
+    mountain" says `Carpathian Mountains` whole, "saint george day" `St George's Day` whole (a possessive's "s" is
+    no word). An initial is a word no question word says (said by any word it starts, "copernicus" said the "C." of
+    `Robert C. Nicholas`)."""
+    words = [fold_accents(w) for w in title_form(tuple(question_words))]
+    content = [fold_accents(t) for t in title_form(analyzer_tokens(name)) if t not in STOP_WORDS and t != "s"]
     if not content:
         return 0.0
-    return sum(any(same_word(t, w) or word_lemmas(t) & word_lemmas(w) for w in words) for t in content) / len(content)
+    return sum(any(says_word(w, t) or word_lemmas(t) & word_lemmas(w) for w in words) for t in content) / len(content)

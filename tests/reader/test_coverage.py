@@ -443,3 +443,33 @@ def test_a_question_of_what_x_is_gains_the_step_to_its_class(vectors):
     assert asked[0] - asked[1] > 0 and plain[0] - plain[1] < asked[0] - asked[1]
     # only forward, to X's class, and only where the question asks nothing else
     assert asked[2] - unasked[2] < CLASS_GAIN / 2
+
+
+def test_a_where_question_asks_for_the_most_specific_place_a_record_holds(vectors):
+    """An address (a record) holds a city, a region and a country: "where is X based" is the city; "what country
+    is X based in" names the country."""
+    from gretriever_neo4j.reader.coverage import SPECIFIC_PLACE
+
+    relations = ["organization.organization.headquarters", "location.mailing_address.citytown",
+                 "location.mailing_address.state_province_region", "location.mailing_address.country"]
+    signatures = [[(0, FORWARD), (r, FORWARD)] for r in (1, 2, 3)]
+    through = {(0, FORWARD)}
+    where = coverage_scores("where is X based", None, signatures, relations, vectors, shortlist=0, ways_through=through)
+    assert where[0] == max(where)
+    country = coverage_scores("what country is X based in", None, signatures, relations, vectors, shortlist=0,
+                              ways_through=through)
+    assert country[2] == max(country)
+    alone = coverage_scores("where is X based", None, signatures[:1], relations, vectors, shortlist=0,
+                            ways_through=through)
+    assert where[0] == pytest.approx(alone[0] + SPECIFIC_PLACE)  # a city beside another place the record holds
+
+
+def test_the_noun_asked_for_names_a_relation_by_its_own_name_not_its_domain(embedder):
+    """"what books did X write": `book.book.genre` starts at books and ends on genres; its domain says "book"."""
+    relations = ["book.written_work.author", "book.book.genre", "book.written_work.subjects",
+                 "people.person.place_of_birth", "people.person.spouse_s"]
+    signatures = [[(0, FORWARD)], [(0, FORWARD), (1, FORWARD)], [(0, FORWARD), (2, FORWARD)], [(3, FORWARD)],
+                  [(4, FORWARD)]]
+    scores = coverage_scores("what books did X write", None, signatures, relations, TextVectors(embedder.embed),
+                             shortlist=0)
+    assert scores[0] > scores[1]

@@ -309,3 +309,20 @@ def test_the_side_of_a_relation_the_question_asks_for(embedder):
     moth = food.node_texts.index("lanternmoth")
     assert answers(food, embedder, "what eats lanternmoth", "what eats X", moth) == ["brindlewyrm"]
     assert answers(food, embedder, "what does a lanternmoth eat", "what does a X eat", moth) == ["starthistle"]
+
+
+def test_the_anchor_answers_where_it_is_of_the_kind_asked_and_the_walks_reach_none(embedder):
+    """"what language do most italians speak", linked to `Italian Language`: the walks reach countries; the language
+    asked for is the anchor itself. Where a walk reaches the kind asked, the anchor stays out."""
+    view = view_of([("Italian Language", "language.human_language.countries_spoken_in", "Italy"),
+                    ("Italian Language", "language.human_language.countries_spoken_in", "Switzerland"),
+                    ("Italian Language", "language.human_language.language_family", "Romance languages")], embedder)
+    assert answers(view, embedder, "what language do most italians speak", "what X do most X speak") == [
+        "Italian Language"]
+    assert sorted(answers(view, embedder, "what countries speak italian", "what countries speak X")) == [
+        "Italy", "Switzerland"]
+    # the kind asked, said around the wh-word, named the anchor itself: the walks answer
+    players = view_of([("Basketball player", "people.person.profession", "Shannon Brown"),
+                       ("Shannon Brown", "people.person.spouse_s", "Monica")], embedder)
+    assert answers(view=players, embedder=embedder, question="what basketball player is married to monica",
+                   masked="what X is married to monica") != ["Basketball player"]

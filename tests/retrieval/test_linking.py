@@ -242,6 +242,28 @@ def test_without_an_exact_match_the_vector_hits_are_guessed_by_what_the_question
                       None, k=2, vector_k=3, prior=prior).guessed == []  # trained linking keeps the fused ranking
 
 
+def test_a_guess_is_a_name_the_question_says_never_an_opaque_id():
+    """A Freebase record's key (`m.02t9_gm`) holds the letters of "gm" and touches the company's brands; it is no
+    name. "vicksburg" does not say `Michael Vick`, though he is nearer and better connected."""
+    def guessed(triples, nearest, question):
+        kg = _kg(triples)
+        vectors = np.asarray([[nearest.get(k, 0.0), 1.0 - nearest.get(k, 0.0), 0, 0] for k in kg.node_keys],
+                             np.float32)
+        kg = kg.with_embeddings(vectors, np.ones((len(kg.relation_texts), 4), np.float32))
+        return link_seeds(question, np.asarray([1, 0, 0, 0], np.float32), InMemoryLinking(kg), None, k=1,
+                          vector_k=2).guessed
+
+    makes = [("m.02t9_gm", "automotive.company.make_s", "Chevrolet"),
+             ("m.02t9_gm", "automotive.company.make_s", "Buick"),
+             ("General Motors", "organization.organization.founders", "William C. Durant")]
+    assert guessed(makes, {"m.02t9_gm": 1.0, "General Motors": 0.9}, "what does gm make") == ["General Motors"]
+    battles = [("Michael Vick", "sports.pro_athlete.teams", "Atlanta Falcons"),
+               ("Michael Vick", "people.person.place_of_birth", "Newport News"),
+               ("Siege of Vicksburg", "time.event.locations", "Vicksburg National Military Park")]
+    assert guessed(battles, {"Michael Vick": 1.0, "Siege of Vicksburg": 0.9},
+                   "who fought in the battle of vicksburg")[0] == "Siege of Vicksburg"
+
+
 def test_a_question_word_that_names_a_relation_says_nothing_of_the_entity():
     kg = _kg([("Benjamin Franklin", "law.inventor.inventions", "Bifocals"),
               ("Benjamin Franklin", "law.inventor.inventions", "Lightning rod"),

@@ -9,6 +9,7 @@ from gretriever_neo4j.retrieval.naming import (
     names_a_relation,
     other_spelling,
     relation_name_words,
+    says_word,
     title_form,
     word_lemmas,
 )
@@ -33,6 +34,13 @@ def test_name_overlap_folds_accents_and_shares_lemmas():
     assert name_overlap("Carpathian Mountains", ["carpathian", "mountain", "range"]) == 1.0
     assert name_overlap("Jamaica", ["jamaican", "people"]) == 1.0  # a prefix of 4 letters or more
     assert name_overlap("The", ["the"]) == 0.0
+    assert name_overlap("St George's Day", ["saint", "george", "day", "celebrated"]) == 1.0  # "s" is no word
+    assert name_overlap("Michael Vick", ["battle", "vicksburg"]) == 0.0
+
+
+def test_a_question_word_says_a_short_or_derived_form_of_a_name_word_not_a_longer_word():
+    assert says_word("shaq", "shaquille") and says_word("jamaican", "jamaica") and says_word("japanese", "japan")
+    assert not says_word("vicksburg", "vick") and not says_word("ben", "benjamin")
 
 
 def test_word_lemmas_know_irregular_forms_and_agent_nouns():
