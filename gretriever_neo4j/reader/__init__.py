@@ -307,10 +307,11 @@ class ZeroShotReader:
 
         tokens = analyzer_tokens(question)
         head = wh_head(tokens)
-        if head is None or not holds_word(view.node_texts[anchor], tokens[head]):
+        # the kind ends the name ("Italian Language"; the film `Year One` is no year)
+        if head is None or not holds_word(view.node_texts[anchor], tokens[head], last=True):
             return probabilities
         others = [t for t in analyzer_tokens(view.node_texts[anchor]) if t not in STOP_WORDS and t != tokens[head]]
-        if all(t in tokens[max(head - 2, 0):head + 3] for t in others):
+        if all(t in tokens[max(head - 1, 0):head + 2] for t in others):
             return probabilities  # "what basketball player …" linked to `Basketball player`: the kind asked itself
         answers = [a for a in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if a not in exclude]
         if any(holds_word(view.node_texts[a], tokens[head]) for a in answers):

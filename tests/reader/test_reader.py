@@ -326,3 +326,5 @@ def test_the_anchor_answers_where_it_is_of_the_kind_asked_and_the_walks_reach_no
                        ("Shannon Brown", "people.person.spouse_s", "Monica")], embedder)
     assert answers(view=players, embedder=embedder, question="what basketball player is married to monica",
                    masked="what X is married to monica") != ["Basketball player"]
+    films = view_of([("Year One", "release_year", "2009"), ("Year One", "starred_actors", "Jack Black")], embedder)
+    assert answers(films, embedder, "which year was Year One released", "which year was X released") == ["2009"]
