@@ -463,13 +463,3 @@ def test_a_where_question_asks_for_the_most_specific_place_a_record_holds(vector
                             ways_through=through)
     assert where[0] == pytest.approx(alone[0] + SPECIFIC_PLACE)  # a city beside another place the record holds
 
-
-def test_the_noun_asked_for_names_a_relation_by_its_own_name_not_its_domain(embedder):
-    """"what books did X write": `book.book.genre` starts at books and ends on genres; its domain says "book"."""
-    relations = ["book.written_work.author", "book.book.genre", "book.written_work.subjects",
-                 "people.person.place_of_birth", "people.person.spouse_s"]
-    signatures = [[(0, FORWARD)], [(0, FORWARD), (1, FORWARD)], [(0, FORWARD), (2, FORWARD)], [(3, FORWARD)],
-                  [(4, FORWARD)]]
-    scores = coverage_scores("what books did X write", None, signatures, relations, TextVectors(embedder.embed),
-                             shortlist=0)
-    assert scores[0] > scores[1]
