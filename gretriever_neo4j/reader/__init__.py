@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from gretriever_neo4j.reader.constraints import joined, narrowed
+from gretriever_neo4j.reader.constraints import answer_only, answers_at, joined, narrowed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
 from gretriever_neo4j.reader.parallel import merged_scores, parallel_into_records
@@ -313,13 +313,11 @@ class ZeroShotReader:
         others = [t for t in analyzer_tokens(view.node_texts[anchor]) if t not in STOP_WORDS and t != tokens[head]]
         if all(t in tokens[max(head - 1, 0):head + 2] for t in others):
             return probabilities  # "what basketball player …" linked to `Basketball player`: the kind asked itself
-        answers = [a for a in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if a not in exclude]
-        if any(holds_word(view.node_texts[a], tokens[head]) for a in answers):
+        if any(holds_word(view.node_texts[a], tokens[head])
+               for a in answers_at(probabilities, ZERO_SHOT_THRESHOLD, exclude)):
             return probabilities
         exclude.discard(anchor)
-        out = np.minimum(probabilities, ZERO_SHOT_THRESHOLD * 0.99)
-        out[anchor] = 1.0
-        return out
+        return answer_only(probabilities, [anchor], ZERO_SHOT_THRESHOLD)
 
     def _ordered_as_asked(self, question: str, masked: str | None, view: SubgraphView, probabilities: np.ndarray,
                           exclude: set[int]) -> np.ndarray:
@@ -330,7 +328,7 @@ class ZeroShotReader:
         from gretriever_neo4j.retrieval.linking import analyzer_tokens
 
         out = np.zeros(view.num_nodes)
-        answers = [a for a in np.flatnonzero(probabilities >= ZERO_SHOT_THRESHOLD).tolist() if a not in exclude]
+        answers = answers_at(probabilities, ZERO_SHOT_THRESHOLD, exclude)
         if len(answers) < 2:
             return out
         timed = time_order(analyzer_tokens(strip_topic_markers(question)), view.node_texts, answers)

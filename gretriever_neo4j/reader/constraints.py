@@ -34,6 +34,18 @@ MIN_LETTERS = 3  # a word of the question that can name a constraint ("kirk", "z
 JOIN_MARGIN = 0.2
 
 
+def answers_at(probabilities: np.ndarray, threshold: float, exclude: set[int]) -> list[int]:
+    """The nodes at or above `threshold` that are not excluded: the answer as it stands."""
+    return [i for i in np.flatnonzero(probabilities >= threshold).tolist() if i not in exclude]
+
+
+def answer_only(probabilities: np.ndarray, nodes: Sequence[int], threshold: float) -> np.ndarray:
+    """`probabilities` with `nodes` the whole answer: theirs 1, every other node's at most just below `threshold`."""
+    out = np.minimum(probabilities, threshold * 0.99)
+    out[list(nodes)] = 1.0
+    return out
+
+
 def constraint_nodes(question: str, view: SubgraphView, anchors: Sequence[int], answers: Sequence[int],
                      words_to_skip: frozenset[str], proper: np.ndarray) -> list[int]:
     """Nodes named by a word of the question that is a name — no word of English (lemminflect knows no lemma of
@@ -103,9 +115,7 @@ def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, 
         both = [c for c in candidates if sum(bool(neighbours.get(c, set()) & n) for n in near) >= 2]
     if not both:
         return probabilities
-    out = np.minimum(probabilities, threshold * 0.99)
-    out[both] = 1.0
-    return out
+    return answer_only(probabilities, both, threshold)
 
 
 def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabilities: np.ndarray,
@@ -113,7 +123,7 @@ def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabil
     """`probabilities` with the answers (at or above `threshold`, not excluded) that no constraint links put just
     below the threshold, where a constraint links some of them; else unchanged. `proper`: nodes named by proper
     names (not opaque ids, values or words in lower case)."""
-    answers = [i for i in np.flatnonzero(probabilities >= threshold).tolist() if i not in exclude]
+    answers = answers_at(probabilities, threshold, exclude)
     if len(answers) < 2:
         return probabilities
     relation_words = {t for text in view.relation_texts for t in analyzer_tokens(humanize_relation(text))}

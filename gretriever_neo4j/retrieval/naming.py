@@ -215,7 +215,7 @@ def name_overlap(name: str, question_words: Sequence[str]) -> float:
     """The share of a name's content words that the question says (accents folded, "saint" as "st"; the same word,
     a shared lemma, or a short or derived form: `says_word`): "romney" says `Mitt Romney` half, "carpathian
     mountain" says `Carpathian Mountains` whole, "saint george day" `St George's Day` whole (a possessive's "s" is
-    no word). An initial is a word no question word says (said by any word it starts, "copernicus" said the "C." of
+    no word). An initial stays a word of the name that no question word says ("copernicus" is not the "C." of
     `Robert C. Nicholas`)."""
     words = [fold_accents(w) for w in title_form(tuple(question_words))]
     content = [fold_accents(t) for t in title_form(analyzer_tokens(name)) if t not in STOP_WORDS and t != "s"]
