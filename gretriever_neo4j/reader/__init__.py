@@ -47,6 +47,14 @@ CONNECTED_FIRST = 0.05
 # do had lost 2. MetaQA 3-hop lost one coin flip ("what genres ...": Comedy before Action).
 IN_TIME_FIRST = 10.0
 KIND_FIRST = 1.0
+# Then, per word of the question (not the anchor's, no function word) an answer's name holds, this: "where did X
+# attend *high school*" is Carmel High School before the Graduate School of Business, "where did X go to *college*"
+# Berklee College of Music before his high schools.
+NAME_SAYS = 2.0
+# Per way (an edge, or a node between) the answer is tied to the anchor by: the answer more of the graph's facts
+# tie to X first (a player's present team holds his salary records too, the character's actor the film's cast entry
+# and the character's portrayal).
+SALIENT_FIRST = 1.0
 
 
 @dataclass
@@ -292,6 +300,7 @@ class ZeroShotReader:
         tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree)
         tiebreak = tiebreak + self._ordered_as_asked(question, masked if self.scoring == "coverage" else None, view,
                                                      probabilities, exclude)
+        tiebreak = tiebreak + SALIENT_FIRST * _ways_from_anchors(found, view.num_nodes)
         return _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
 
@@ -339,7 +348,40 @@ class ZeroShotReader:
             head = wh_head(tokens)
             if head is not None:
                 out += KIND_FIRST * _similarities(view, self.texts([tokens[head]])[0], view.node_vectors)
+            out += NAME_SAYS * _words_held(tokens, view.node_texts, answers)
         return out
+
+
+def _ways_from_anchors(found: Walks, num_nodes: int) -> np.ndarray:
+    """Per node, how many facts tie it to the anchors: 1 where it is next to one, plus one per node between (a
+    record, a child) it is two steps away through. Two relations that say one fact (a schooling under both
+    `people.person.education` and `education.education.student`) are one way, not two."""
+    out = np.zeros(num_nodes)
+    if not found.num_pairs:
+        return out
+    first = np.unique(found.pair_node[:int(found.level_start[1])])
+    out[first] = 1.0
+    if len(found.links) > 1:
+        to_pair, from_pair, _ = found.links[1]
+        ends = found.pair_node[to_pair]
+        middles = found.pair_node[from_pair]
+        for end in np.unique(np.stack([ends, middles], axis=1), axis=0)[:, 0].tolist():
+            out[end] += 1.0
+    return out
+
+
+def _words_held(tokens: Sequence[str], texts: Sequence[str], answers: Sequence[int]) -> np.ndarray:
+    """Per node, how many of the (masked) question's content words the answers' names hold (`holds_word`); zero
+    where every answer holds as many."""
+    from gretriever_neo4j.retrieval.naming import holds_word
+
+    words = {t for t in tokens if len(t) >= 3 and t not in STOP_WORDS and t != "x"}
+    out = np.zeros(len(texts))
+    for a in answers:
+        out[a] = sum(holds_word(texts[a], w) for w in words)
+    if len({out[a] for a in answers}) < 2:
+        return np.zeros(len(texts))
+    return out
 
 
 class TrainedReader:

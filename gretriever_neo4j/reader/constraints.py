@@ -50,18 +50,26 @@ def constraint_nodes(question: str, view: SubgraphView, anchors: Sequence[int], 
                      words_to_skip: frozenset[str], proper: np.ndarray) -> list[int]:
     """Nodes named by a word of the question that is a name — no word of English (lemminflect knows no lemma of
     it: "roxanne", "kirk", not "music" in "Pop music" or "movie") — and not a word of an anchor's name nor in
-    `words_to_skip` (function words, words that name relations): proper names (`proper`) other than the anchors
-    and answers."""
+    `words_to_skip` (function words, words that name relations), or whose whole name the question says
+    (`_said_whole`): proper names (`proper`) other than the anchors and answers."""
     from lemminflect import getAllLemmas
 
     taken = {t for a in anchors for t in analyzer_tokens(view.node_texts[a])}
-    words = {w for w in analyzer_tokens(strip_topic_markers(question))
+    tokens = analyzer_tokens(strip_topic_markers(question))
+    words = {w for w in tokens
              if len(w) >= MIN_LETTERS and w not in taken and w not in words_to_skip and not getAllLemmas(w)}
-    if not words:
-        return []
     excluded = set(anchors) | set(answers)
+    said = " " + " ".join(tokens) + " "
     return [i for i, text in enumerate(view.node_texts)
-            if i not in excluded and proper[i] and words & set(analyzer_tokens(text))]
+            if i not in excluded and proper[i] and (words & set(analyzer_tokens(text))
+                                                     or _said_whole(analyzer_tokens(text), said, taken))]
+
+
+def _said_whole(name: Sequence[str], said: str, taken: set[str]) -> bool:
+    """Whether the question says the whole name, two words or more, in order, and not all of them an anchor's
+    ("who does Kellan Lutz play in *prom night*": the film `Prom Night`, though its words are English ones)."""
+    return (sum(t not in STOP_WORDS for t in name) >= 2 and not set(name) <= taken
+            and f" {' '.join(name)} " in said)
 
 
 def _neighbours(view: SubgraphView) -> dict[int, set[int]]:

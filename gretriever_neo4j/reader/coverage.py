@@ -185,6 +185,11 @@ CONTAINER_COST = 0.15
 # which MiniLM rates nearer "based". (The least connected place instead, by edges in the subgraph, took Electrolux's
 # region before its city.)
 SPECIFIC_PLACE = 0.3
+# A walk on from what a "what N" question asks for: Freebase names a relation `domain.type.property`, the type
+# being what the relation starts from, so a last step along `book.book.genre` leaves the books "what books did X
+# write" asks for for their genres (MiniLM rates "Fiction" nearer "books" than "Mockingjay"). The walk costs this
+# where the noun is a word of the type and not of the property.
+STARTS_AT_KIND_COST = 0.3
 UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
 INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way; a last step against the verb
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
@@ -221,6 +226,21 @@ def _most_specific(signatures: Sequence[Sequence[Step]], ways_through: set[Step]
         if len(ranks) > 1 and ranks[0] < ranks[1]:
             out.add(min(members)[1])
     return out
+
+
+def starts_at_kind(relation_text: str, noun: str) -> bool:
+    """Whether a Freebase-style name `domain.type.property` says the relation starts from things of the kind
+    `noun` says (a word of its type, by lemma) and not that it ends on them (no word of its property)."""
+    from gretriever_neo4j.retrieval.naming import word_lemmas
+
+    parts = relation_text.split(".")
+    if len(parts) < 3:
+        return False
+    wanted = word_lemmas(noun) | {noun}
+
+    def says(words: str) -> bool:
+        return any(w == noun or word_lemmas(w) & wanted for w in re.split(r"[_\s]+", words.lower()) if w)
+    return says(parts[-2]) and not says(parts[-1])
 
 
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int],
@@ -520,6 +540,9 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
             first[i] -= CONTAINER_COST
         if s in most_specific:
             first[i] += SPECIFIC_PLACE
+        if (typed_head is not None and len(signatures[s]) > 1 and last_direction == FORWARD
+                and starts_at_kind(relation_texts[last], tokens[head])):
+            first[i] -= STARTS_AT_KIND_COST
         first[i] += kind[s]
         if owned_relations:
             through = next((int(r) for r, d in signatures[s] if (int(r), int(d)) not in ways_through),

@@ -19,6 +19,8 @@ import numpy as np
 
 from gretriever_neo4j.reader.paths import SubgraphView
 
+RECORD_KIND_OVERLAP = 0.5  # of the relations around two sets of records, shared: records of one kind
+
 
 def _union_find(size: int):
     parent = list(range(size))
@@ -41,17 +43,50 @@ def parallel_into_records(view: SubgraphView, opaque: np.ndarray) -> list[int]:
     """Relations that join one node to the same record (an opaque node) side by side, merged: `same[r]`, the
     relation each stands for. A node tied to one record twice is tied in one role under two names (a Freebase
     dump holds Einstein's schooling as `people.person.education` on four records and as
-    `education.education.student` on one of them), so a walk through either is the same fact."""
+    `education.education.student` on one of them), so a walk through either is the same fact; so are two relations
+    out of one record to one node, and two into records of one kind (`_into_records_of_one_kind`)."""
     root, join = _union_find(len(view.relation_texts))
     into = opaque[view.dst] & ~opaque[view.src]
     by_pair: dict[tuple[int, int], set[int]] = {}
     for u, v, r in zip(view.src[into].tolist(), view.dst[into].tolist(), view.relation[into].tolist()):
         by_pair.setdefault((u, v), set()).add(r)
-    for relations in by_pair.values():
+    out_of: dict[tuple[int, int], set[int]] = {}  # and out of one record to one node (`institution`,
+    # `students_graduates` from a schooling to its school)
+    leaving = opaque[view.src] & ~opaque[view.dst]
+    for u, v, r in zip(view.src[leaving].tolist(), view.dst[leaving].tolist(), view.relation[leaving].tolist()):
+        out_of.setdefault((u, v), set()).add(r)
+    for relations in [*by_pair.values(), *out_of.values()]:
         first, *rest = sorted(relations)
         for r in rest:
             join(first, r)
+    for first, second in _into_records_of_one_kind(view, by_pair):
+        join(first, second)
     return [root(r) for r in range(len(view.relation_texts))]
+
+
+def _into_records_of_one_kind(view: SubgraphView, by_pair: dict[tuple[int, int], set[int]]) -> list[tuple[int, int]]:
+    """Pairs of relations that tie one node to records of one kind, each to records of its own: John Mayer's
+    schooling is `education.education.student` into one record and `people.person.education` into another, both
+    records holding an `institution` (the walk through the first alone answered his high school, not his college).
+    Records are of one kind where the relations around them, other than those into them from that node, are mostly
+    the same (`RECORD_KIND_OVERLAP`): a marriage's and a sibling relationship's are not."""
+    around: dict[int, set[int]] = {}
+    for u, v, r in zip(view.src.tolist(), view.dst.tolist(), view.relation.tolist()):
+        around.setdefault(u, set()).add(r)
+        around.setdefault(v, set()).add(r)
+    kinds: dict[int, dict[int, set[int]]] = {}  # node -> relation into records -> relations around those records
+    for (u, record), relations in by_pair.items():
+        for r in relations:
+            kinds.setdefault(u, {}).setdefault(r, set()).update(around.get(record, set()))
+    pairs = set()
+    for relations in kinds.values():
+        ordered = sorted(relations)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1:]:
+                ka, kb = relations[a] - {a, b}, relations[b] - {a, b}
+                if ka and kb and len(ka & kb) >= RECORD_KIND_OVERLAP * len(ka | kb):
+                    pairs.add((a, b))
+    return sorted(pairs)
 
 
 def merged_scores(scores: np.ndarray, signatures: Sequence, relation_texts: Sequence[str], masked: str,

@@ -258,7 +258,12 @@ IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
           # X do" nearer `has a` than `capable of`); what "goes into" a thing is what it is made of
           (re.compile(r"^what can (.+) do\b", re.IGNORECASE), r"what is \1 capable of"),
           (re.compile(r"^what (?:is|are|was|were) (.+) like\s*\??$", re.IGNORECASE), r"what are the properties of \1"),
-          (re.compile(r"^what goes into (.+)$", re.IGNORECASE), r"what is \1 made of"))
+          (re.compile(r"^what goes into (.+)$", re.IGNORECASE), r"what is \1 made of"),
+          # what there is "to do" or "to see" in a place ("what to do in X with kids", "what should i do today in
+          # X") is what draws visitors there: its attractions (not "what did the Romans do in X", nor "what money do
+          # they use in X", whose "do" is no verb of its own)
+          (re.compile(r"^(what\b(?:(?!\bX\b|\bdid\b).)*?\b(?:to|can|could|should|i|we|you|do)\s+(?:do|see|visit))\b(?=(?:\s+\w+){0,3}\s+in\s+X\b)",
+                      re.IGNORECASE), r"\1 tourist attractions"))
 # A question may use a column header's abbreviation itself ("what is X's dob")
 ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 

@@ -85,3 +85,13 @@ def test_a_node_linked_to_both_anchors_replaces_the_answer_within_the_margin():
     assert list(np.flatnonzero(joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.2) >= 0.999)) \
         == [2]
     assert joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.05) is probabilities  # too far below
+
+
+def test_a_name_the_question_says_whole_is_a_constraint_though_its_words_are_english():
+    """"who plays johnny in ghost rider", a film `Ghost Rider` beside the anchor (the actor): its words are English
+    ones, but the question says the whole name."""
+    sub = view()
+    constraints = constraint_nodes("who did nicolas cage play in ghost rider", sub, [4], [5, 6], FUNCTION_WORDS,
+                                   PROPER)
+    assert constraints == [0]
+    assert constraint_nodes("who did nicolas cage play in the rider", sub, [4], [5, 6], FUNCTION_WORDS, PROPER) == []

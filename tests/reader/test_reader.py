@@ -328,3 +328,75 @@ def test_the_anchor_answers_where_it_is_of_the_kind_asked_and_the_walks_reach_no
                    masked="what X is married to monica") != ["Basketball player"]
     films = view_of([("Year One", "release_year", "2009"), ("Year One", "starred_actors", "Jack Black")], embedder)
     assert answers(films, embedder, "which year was Year One released", "which year was X released") == ["2009"]
+
+
+def test_relations_into_records_of_one_kind_are_one_and_the_answer_says_the_word_asked(embedder):
+    """John Mayer's schooling is `education.education.student` into one record and `people.person.education` into
+    others, each holding an `institution`: one fact under two names, whose schools answer together, and the one
+    whose name says "college" first."""
+    triples = [("John Mayer", "education.education.student", "m.0n0v79l"),
+               ("m.0n0v79l", "education.education.institution", "Fairfield Warde High School"),
+               ("John Mayer", "people.person.education", "m.02wnjyy"),
+               ("m.02wnjyy", "education.education.institution", "Berklee College of Music"),
+               ("John Mayer", "people.person.education", "m.0h30083"),
+               ("m.0h30083", "education.education.institution", "Brien McMahon High School"),
+               ("John Mayer", "music.artist.genre", "Blues"),
+               ("John Mayer", "people.person.spouse_s", "m.0marr1"),
+               ("m.0marr1", "people.marriage.spouse", "Nobody Real")]
+    view = view_of(triples, embedder)
+    opaque = np.asarray([t.startswith("m.") for t in view.node_texts])
+    same = parallel_into_records(view, opaque)
+    index = view.relation_texts.index
+    assert same[index("education.education.student")] == same[index("people.person.education")]
+    assert same[index("people.person.spouse_s")] != same[index("people.person.education")]  # a marriage: no school
+    found = answers(view, embedder, "where did john mayer go to college", "where did X go to college")
+    assert found[0] == "Berklee College of Music"
+    assert sorted(found) == ["Berklee College of Music", "Brien McMahon High School", "Fairfield Warde High School"]
+
+
+def test_a_walk_does_not_go_on_from_the_kind_asked_along_a_relation_that_starts_there(embedder):
+    """`book.book.genre` starts from books (its type says so): "what books did X write" stops at the books, though
+    MiniLM rates the genres ("Fiction") nearer "books" than the titles."""
+    triples = [("Suzanne Collins", "book.author.works_written", "Mockingjay"),
+               ("Suzanne Collins", "book.author.works_written", "Gregor the Overlander"),
+               ("Mockingjay", "book.book.genre", "Science Fiction"),
+               ("Mockingjay", "book.book.genre", "Young-adult fiction"),
+               ("Gregor the Overlander", "book.book.genre", "Fantasy"),
+               ("Gregor the Overlander", "book.book.genre", "Children's literature"),
+               ("Suzanne Collins", "people.person.place_of_birth", "Hartford")]
+    view = view_of(triples, embedder)
+    assert sorted(answers(view, embedder, "what books are written by suzanne collins",
+                          "what books are written by X")) == ["Gregor the Overlander", "Mockingjay"]
+    assert sorted(answers(view, embedder, "what genre are the books by suzanne collins",
+                          "what genre are the books by X")) == ["Children's literature", "Fantasy", "Science Fiction",
+                                                                "Young-adult fiction"]
+
+
+def test_the_answer_more_of_the_graph_ties_to_the_anchor_comes_first(embedder):
+    """Of two spouses the walks rate alike, the one who shares the anchor's children and home comes first, though
+    the other's name is nearer the question's."""
+    triples = [("Nick Lachey", "people.person.spouse_s", "m.01"), ("m.01", "people.marriage.spouse", "Vanessa Lachey"),
+               ("Nick Lachey", "people.person.spouse_s", "m.02"), ("m.02", "people.marriage.spouse", "Jessica Simpson"),
+               ("Nick Lachey", "people.person.children", "Camden Lachey"),
+               ("Jessica Simpson", "people.person.children", "Camden Lachey"),
+               ("Nick Lachey", "people.person.places_lived", "Los Angeles"),
+               ("Jessica Simpson", "people.person.places_lived", "Los Angeles")]
+    view = view_of(triples, embedder)
+    assert answers(view, embedder, "who is nick lachey married to", "who is X married to") == [
+        "Jessica Simpson", "Vanessa Lachey"]
+
+
+def test_an_answer_whose_name_says_the_words_asked_comes_first(embedder):
+    """"where did X go to college": of the schools one walk reaches, the one whose name says "college" first, before
+    one more of the graph ties to X (an honorary degree)."""
+    triples = [("Paul Newman", "people.person.education", "m.01"),
+               ("m.01", "education.education.institution", "Yale School of Drama"),
+               ("Paul Newman", "people.person.education", "m.02"),
+               ("m.02", "education.education.institution", "Kenyon College"),
+               ("Paul Newman", "people.person.education", "m.03"),
+               ("m.03", "education.education.institution", "Ohio University"),
+               ("Paul Newman", "people.person.place_of_birth", "Shaker Heights"),
+               ("Paul Newman", "award.honorary_degree_recipient.institution", "Ohio University")]
+    view = view_of(triples, embedder)
+    found = answers(view, embedder, "where did paul newman go to college", "where did X go to college")
+    assert found[0] == "Kenyon College" and len(found) == 3

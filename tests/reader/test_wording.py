@@ -191,3 +191,14 @@ def test_what_x_is_asks_for_its_class_by_a_relation_named_so():
     assert not asks_class("what type of music did X play")
     assert class_relations(["IsA", "instance of", "common.topic.notable_types", "rdf:type", "is a kind of"]).all()
     assert not class_relations(["classes taught", "Eats", "has genre", "people.person.profession"]).any()
+
+
+def test_what_there_is_to_do_or_see_in_a_place_is_its_attractions():
+    assert plain_words("what is there to see in X australia") == "what is there to see tourist attractions in X australia"
+    assert plain_words("what to do with my kids in X") == "what to do tourist attractions with my kids in X"
+    assert plain_words("what should i do today in X") == "what should i do tourist attractions today in X"
+    # what X did, or what someone did in X, is no visit
+    assert plain_words("what did X do in 1999") == "what did X do in 1999"
+    assert plain_words("what did the romans do in X") == "what did the romans do in X"
+    assert plain_words("what kind of money do they use in X") == "what kind of money do they use in X"
+    assert plain_words("what could we see in X") == "what could we see tourist attractions in X"
