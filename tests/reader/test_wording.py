@@ -194,7 +194,8 @@ def test_what_x_is_asks_for_its_class_by_a_relation_named_so():
 
 
 def test_what_there_is_to_do_or_see_in_a_place_is_its_attractions():
-    assert plain_words("what is there to see in X australia") == "what is there to see tourist attractions in X australia"
+    assert plain_words("what is there to see in X australia") == (
+        "what is there to see tourist attractions in X australia")
     assert plain_words("what to do with my kids in X") == "what to do tourist attractions with my kids in X"
     assert plain_words("what should i do today in X") == "what should i do tourist attractions today in X"
     # what X did, or what someone did in X, is no visit
