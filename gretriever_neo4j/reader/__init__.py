@@ -223,6 +223,7 @@ class ZeroShotReader:
                     lands_opaque.add((r, 1))
         value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
+        parallel = None
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
             from gretriever_neo4j.reader.kinship import spell_out_kinship
@@ -266,8 +267,9 @@ class ZeroShotReader:
                                          end_vectors=_mean_end_vectors(view, found),
                                          container_ends=(_ending_mostly_in(found, contained | place)
                                                          if contained.any() else set()))
+            parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
-                                       parallel_into_records(view, opaque))
+                                       parallel)
         else:
             relation_vectors = view.relation_vectors
             if self.relations is not None and view.relation_texts:
@@ -300,7 +302,7 @@ class ZeroShotReader:
         tiebreak = node_similarity + CONNECTED_FIRST * np.log1p(degree)
         tiebreak = tiebreak + self._ordered_as_asked(question, masked if self.scoring == "coverage" else None, view,
                                                      probabilities, exclude)
-        tiebreak = tiebreak + SALIENT_FIRST * _ways_from_anchors(found, view.num_nodes)
+        tiebreak = tiebreak + SALIENT_FIRST * _ways_from_anchors(found, view, parallel)
         return _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                        threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
 
@@ -348,19 +350,27 @@ class ZeroShotReader:
             head = wh_head(tokens)
             if head is not None:
                 out += KIND_FIRST * _similarities(view, self.texts([tokens[head]])[0], view.node_vectors)
-            out += NAME_SAYS * _words_held(tokens, view.node_texts, answers)
+            # (not the which-noun: "what kind of *language*" is said by Basque Language and Corsican Language alike,
+            # and its kind is the similarity above)
+            out += NAME_SAYS * _words_held([t for i, t in enumerate(tokens) if i != head], view.node_texts, answers)
         return out
 
 
-def _ways_from_anchors(found: Walks, num_nodes: int) -> np.ndarray:
-    """Per node, how many facts tie it to the anchors: 1 where it is next to one, plus one per node between (a
-    record, a child) it is two steps away through. Two relations that say one fact (a schooling under both
-    `people.person.education` and `education.education.student`) are one way, not two."""
-    out = np.zeros(num_nodes)
+def _ways_from_anchors(found: Walks, view: SubgraphView, parallel: Sequence[int] | None = None) -> np.ndarray:
+    """Per node, how many facts tie it to the anchors: one per relation of its edges with them (Modern Standard
+    Arabic is Egypt's official language and a language spoken there), plus one per node between (a record, a child)
+    it is two steps away through, however many relations tie that node (RoG keeps Newton's schooling as his
+    `people.person.education` and the record's `education.education.student`, but also Billy Elliot's portrayal and
+    film, one node, on one performance). Relations that say one fact under two names (`parallel`) are one way."""
+    out = np.zeros(view.num_nodes)
     if not found.num_pairs:
         return out
-    first = np.unique(found.pair_node[:int(found.level_start[1])])
-    out[first] = 1.0
+    same = np.asarray(parallel if parallel is not None else range(len(view.relation_texts)), dtype=np.int64)
+    anchors = np.isin(np.arange(view.num_nodes), found.anchors)
+    touching = anchors[view.src] ^ anchors[view.dst]
+    other = np.where(anchors[view.src], view.dst, view.src)[touching]
+    for node, _ in {(int(n), int(r)) for n, r in zip(other.tolist(), same[view.relation[touching]].tolist())}:
+        out[node] += 1.0
     if len(found.links) > 1:
         to_pair, from_pair, _ = found.links[1]
         ends = found.pair_node[to_pair]

@@ -400,3 +400,15 @@ def test_an_answer_whose_name_says_the_words_asked_comes_first(embedder):
     view = view_of(triples, embedder)
     found = answers(view, embedder, "where did paul newman go to college", "where did X go to college")
     assert found[0] == "Kenyon College" and len(found) == 3
+
+
+def test_an_answer_tied_to_the_anchor_by_two_relations_comes_first(embedder):
+    """French is France's official language and a language spoken there; Basque is only spoken there."""
+    triples = [("France", "location.country.languages_spoken", "Basque Language"),
+               ("France", "location.country.languages_spoken", "Corsican Language"),
+               ("France", "location.country.languages_spoken", "French"),
+               ("France", "location.country.official_language", "French"),
+               ("France", "location.country.capital", "Paris")]
+    view = view_of(triples, embedder)
+    found = answers(view, embedder, "what kind of language does france speak", "what kind of language does X speak")
+    assert found[0] == "French" and len(found) == 3
