@@ -51,9 +51,10 @@ KIND_FIRST = 1.0
 # attend *high school*" is Carmel High School before the Graduate School of Business, "where did X go to *college*"
 # Berklee College of Music before his high schools.
 NAME_SAYS = 2.0
-# Per way (an edge, or a node between) the answer is tied to the anchor by: the answer more of the graph's facts
-# tie to X first (a player's present team holds his salary records too, the character's actor the film's cast entry
-# and the character's portrayal).
+# Per way (a relation of an edge, or a node between) the answer is tied to the anchor by: the answer more of the
+# graph's facts tie to X first (a player's present team holds his salary records too, a country's official language
+# is also spoken there). Measured on WebQSP with the rest of session 27's changes: +23 -5 questions (it puts a more
+# famous former spouse first too: Nick Lachey's).
 SALIENT_FIRST = 1.0
 
 
