@@ -386,7 +386,7 @@ def _words_held(tokens: Sequence[str], texts: Sequence[str], answers: Sequence[i
     where every answer holds as many."""
     from gretriever_neo4j.retrieval.naming import holds_word
 
-    words = {t for t in tokens if len(t) >= 3 and t not in STOP_WORDS and t != "x"}
+    words = {t for t in tokens if len(t) >= 3 and t not in STOP_WORDS}  # (the placeholder X is one letter)
     out = np.zeros(len(texts))
     for a in answers:
         out[a] = sum(holds_word(texts[a], w) for w in words)

@@ -60,9 +60,14 @@ def constraint_nodes(question: str, view: SubgraphView, anchors: Sequence[int], 
              if len(w) >= MIN_LETTERS and w not in taken and w not in words_to_skip and not getAllLemmas(w)}
     excluded = set(anchors) | set(answers)
     said = " " + " ".join(tokens) + " "
-    return [i for i, text in enumerate(view.node_texts)
-            if i not in excluded and proper[i] and (words & set(analyzer_tokens(text))
-                                                     or _said_whole(analyzer_tokens(text), said, taken))]
+    out = []
+    for i, text in enumerate(view.node_texts):
+        if i in excluded or not proper[i]:
+            continue
+        name = analyzer_tokens(text)
+        if words & set(name) or _said_whole(name, said, taken):
+            out.append(i)
+    return out
 
 
 def _said_whole(name: Sequence[str], said: str, taken: set[str]) -> bool:

@@ -236,10 +236,10 @@ def starts_at_kind(relation_text: str, noun: str) -> bool:
     parts = relation_text.split(".")
     if len(parts) < 3:
         return False
-    wanted = word_lemmas(noun) | {noun}
+    wanted = word_lemmas(noun)  # the word itself among them
 
     def says(words: str) -> bool:
-        return any(w == noun or word_lemmas(w) & wanted for w in re.split(r"[_\s]+", words.lower()) if w)
+        return any(word_lemmas(w) & wanted for w in re.split(r"[_\s]+", words.lower()) if w)
     return says(parts[-2]) and not says(parts[-1])
 
 
