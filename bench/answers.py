@@ -19,9 +19,7 @@ answering latency (after retrieval) and total latency, p50. Brackets around topi
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import random
 import re
 import sys
@@ -29,8 +27,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import REPO, command, machine, write_json
 
-REPO = Path(__file__).resolve().parents[1]
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 SETUPS = {  # name -> (retriever kind, Answering options)
     "paper": ("static", {"mode": "free-text"}),
@@ -147,9 +145,7 @@ def main() -> int:
 
 def _write(args, results) -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                                    "command": "python bench/answers.py " + " ".join(sys.argv[1:]),
-                                    "results": results}, indent=1, default=str))
+    write_json(args.out, {"machine": machine(), "command": command(), "results": results})
 
 
 if __name__ == "__main__":

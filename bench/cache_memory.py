@@ -13,11 +13,10 @@ import argparse
 import gc
 import json
 import os
-import platform
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO, machine, write_json
 
 
 def rss_mib() -> float:
@@ -67,9 +66,8 @@ def main() -> None:
     existing = json.loads(args.out.read_text()) if args.out.is_file() else {}
     runs = [r for r in existing.get("runs", []) if (r["graph"], r["label"]) != (args.graph, args.label)]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                                    "command": "python bench/cache_memory.py --graph G --label L",
-                                    "runs": runs + [row]}, indent=1) + "\n")
+    write_json(args.out, {"machine": machine(), "command": "python bench/cache_memory.py --graph G --label L",
+                          "runs": runs + [row]}, newline=True)
 
 
 if __name__ == "__main__":

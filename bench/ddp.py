@@ -21,8 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO, command
 
 
 def _port() -> int:
@@ -81,15 +80,15 @@ def main() -> int:
 
     import torch
     import torch.multiprocessing as mp
-    from explagraphs import _samples
+    from explagraphs_data import load_split
 
     cores = os.cpu_count() or 1
     results = {"machine": {"platform": platform.platform(), "cpus": cores, "torch": torch.__version__},
-               "command": "python bench/ddp.py " + " ".join(sys.argv[1:]), "samples": args.samples,
+               "command": command(), "samples": args.samples,
                "global_batch": args.batch_size, "variants": {}}
     with tempfile.TemporaryDirectory() as folder:
         samples_file = str(Path(folder) / "samples.pt")
-        torch.save(_samples("train", args.samples), samples_file)
+        torch.save(load_split("train", args.samples), samples_file)
         for variant in args.variants.split(","):
             runs = {}
             for world in (1, args.nproc):

@@ -11,16 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-
-from explagraphs import _samples  # noqa: E402
+from _common import REPO, command, machine
+from explagraphs_data import load_split
 
 
 def main() -> int:
@@ -36,10 +33,8 @@ def main() -> int:
     from gretriever_neo4j.model.gretriever import build_model
     from gretriever_neo4j.train.trainer import TrainConfig, train
 
-    train_samples = _samples("train", args.samples)
-    results = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-               "command": "python bench/epoch_time.py " + " ".join(sys.argv[1:]), "samples": len(train_samples),
-               "variants": {}}
+    train_samples = load_split("train", args.samples)
+    results = {"machine": machine(), "command": command(), "samples": len(train_samples), "variants": {}}
     for variant in args.variants.split(","):
         model = build_model(ModelConfig(variant=variant), device="cpu")
         with tempfile.TemporaryDirectory() as folder:

@@ -38,10 +38,11 @@ import resource
 import sys
 import time
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO, command, machine
+
 VARIANTS = ("inference-only", "prompt-tuning", "g-retriever", "lora", "g-retriever-lora")
 PAPER_LLAMA2_7B = {"inference-only": 0.5650, "prompt-tuning": 0.5763, "g-retriever": 0.8516, "lora": 0.8538,
                    "g-retriever-lora": 0.8705}
@@ -91,10 +92,7 @@ def run_variant(args, variant: str, splits: dict) -> dict:
                       best_val_accuracy=history.best_accuracy, stop_reason=history.stop_reason,
                       minutes_per_epoch=sum(train_minutes) / max(len(train_minutes), 1),
                       epochs_trained=len(history.epochs), checkpoint=str(history.best_checkpoint),
-                      epochs=[{"epoch": e.epoch, "train_loss": e.train_loss, "val_loss": e.val_loss,
-                               "val_accuracy": e.val_accuracy, "val_predicted": e.val_predicted,
-                               "collapse": e.collapse, "train_minutes": (e.train_seconds or 0) / 60,
-                               "minutes": e.seconds / 60} for e in history.epochs])
+                      epochs=[epoch_row(asdict(e)) for e in history.epochs])
     started = time.perf_counter()
     predictions = predict_labels(model, test_samples, LABELS, batch_size=32)
     result["eval_minutes"] = (time.perf_counter() - started) / 60
@@ -111,6 +109,13 @@ def run_variant(args, variant: str, splits: dict) -> dict:
     result["test_gold"] = _shares(gold)
     result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
+
+
+def epoch_row(e: dict) -> dict:
+    """One training epoch as the results record it, from the trainer's record (as in its history.json)."""
+    return {"epoch": e["epoch"], "train_loss": e["train_loss"], "val_loss": e["val_loss"],
+            "val_accuracy": e["val_accuracy"], "val_predicted": e["val_predicted"], "collapse": e["collapse"],
+            "train_minutes": (e["train_seconds"] or 0) / 60, "minutes": e["seconds"] / 60}
 
 
 def _warm_start(model, path: Path) -> list[str]:
@@ -170,7 +175,7 @@ def main() -> int:
         print(f"{variant}…", flush=True)
         result = run_variant(args, variant, splits)
         result["run"] = args.label or variant
-        result["command"] = "python bench/explagraphs.py " + " ".join(sys.argv[1:])
+        result["command"] = command()
         _write(args, result)
         print(f"{variant}: test accuracy {result['test_accuracy']:.3f}, predicted {result['test_predicted']}, "
               f"{result.get('minutes_per_epoch', 0):.2f} min/epoch, eval {result['eval_minutes']:.2f} min "
@@ -184,8 +189,7 @@ def _write(args, result: dict) -> None:
     if "results" in data and data["results"] and "test_accuracy" not in data["results"][0]:
         data = {"before_issue_20": data}  # the generation-based protocol's numbers, kept for reference
     runs = [r for r in data.get("results", []) if r.get("run") != result["run"]]
-    data.update(machine={"platform": platform.platform(), "cpus": os.cpu_count(), "threads": args.threads,
-                         "processor": platform.processor() or "AMD EPYC (avx512_bf16)"},
+    data.update(machine=machine(threads=args.threads, processor=platform.processor() or "AMD EPYC (avx512_bf16)"),
                 paper_llama2_7b=PAPER_LLAMA2_7B, results=runs + [result])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(data, indent=2, default=str))

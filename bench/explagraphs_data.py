@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO
+
 LOCAL = REPO / "runs"
 
 

@@ -50,8 +50,8 @@ import tarfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO
+
 GPU1, GPU2 = REPO / ".gpu1", REPO / ".gpu2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PART1_BYTES = 40_000_000
@@ -446,10 +446,7 @@ def worker(args, rest: list[str]) -> int:
         variant_dir = run_dir / WORKERS[args.label][1]  # explagraphs.py trains under --run-dir/<variant>
         history_path = variant_dir / "history.json"
         history = json.loads(history_path.read_text()) if history_path.is_file() else {}
-        epochs = [{"epoch": e["epoch"], "train_loss": e["train_loss"], "val_loss": e["val_loss"],
-                   "val_accuracy": e["val_accuracy"], "val_predicted": e["val_predicted"], "collapse": e["collapse"],
-                   "train_minutes": (e["train_seconds"] or 0) / 60, "minutes": e["seconds"] / 60}
-                  for e in history.get("epochs", [])]
+        epochs = [explagraphs.epoch_row(e) for e in history.get("epochs", [])]
         best = max(epochs, key=lambda e: e["val_accuracy"] or 0, default=None)
         result = {"variant": WORKERS[args.label][1], "run": args.label, "error": repr(exc), "epochs": epochs,
                   "train": -1, "epochs_trained": len(epochs), "stop_reason": "error",

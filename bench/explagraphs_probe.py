@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO, command, machine
 
 # name -> (ModelConfig changes, edge_pool, ProbeConfig changes); "+ arguments" settings also read the MiniLM
 # embeddings of argument 1, argument 2 and their product (what the LLM reads besides the graph, as a vector).
@@ -118,14 +115,12 @@ def argument_features(samples) -> dict:
 
 def _write(args, results) -> None:
     """Rows of earlier invocations stay unless this one measured the same setting again."""
-    command = "python bench/explagraphs_probe.py " + " ".join(sys.argv[1:])
     for row in results:
-        row.setdefault("command", command)
+        row.setdefault("command", command())
     earlier = json.loads(args.out.read_text()).get("results", []) if args.out.is_file() else []
     names = {r["setting"] for r in results}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count(),
-                                                "threads": args.threads},
+    args.out.write_text(json.dumps({"machine": machine(threads=args.threads),
                                     "gold_test": {"support": 0.588, "counter": 0.412},
                                     "results": [r for r in earlier if r["setting"] not in names] + results},
                                    indent=2, default=str))

@@ -13,8 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO
 
 
 def cache_path(run_dir: Path, split: str, llm_dtype: str) -> Path:

@@ -14,9 +14,6 @@ built with this version's setting (`store.graph_store.NODE_INDEX_BUILD`). Needs 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -24,9 +21,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
+from _common import REPO, command, machine, write_json
 
 
 def main() -> int:
@@ -81,10 +76,8 @@ def main() -> int:
                          "edges_per_s_median": statistics.median(r["edges_per_s"] for r in rows),
                          "rebuild_s_median": statistics.median(r["rebuild_s"] for r in rows), "runs": len(rows)}
                for ef, rows in by_ef.items()}
-    results = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-               "command": "python bench/index_writes.py " + " ".join(sys.argv[1:]),
-               "runs": runs, "by_ef_construction": summary}
-    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.out, {"machine": machine(), "command": command(), "runs": runs, "by_ef_construction": summary},
+               newline=True)
     table = Table(title="node vector index build setting vs the write path (MetaQA KB, no embedding)")
     for column in ("ef_construction", "runs", "write s (median)", "edges/s (median)", "index rebuild s"):
         table.add_column(column, justify="right")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 
+from _common import REPO
+
 # One BLAS thread: on a 2-core machine shared with other processes, OpenBLAS's second thread makes the
 # small per-question matrix products several times slower, not faster. Set before numpy loads.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -57,7 +59,6 @@ from gretriever_neo4j.retrieval.linking import InMemoryLinking, MentionPrior, st
 from gretriever_neo4j.retrieval.params import params_for
 from gretriever_neo4j.settings import gqa_home
 
-REPO = Path(__file__).resolve().parents[1]
 BUDGETS = (10, 25, 50, 100, 200)
 HOPS = (1, 2, 3)
 

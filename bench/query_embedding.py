@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import REPO, command
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 SHARED = REPO.parent / "shared" / "data" / "metaqa"
 
@@ -48,7 +48,7 @@ def main() -> None:
         onnx_ms.append((time.perf_counter() - started) * 1000)
         cosines.append(float(a @ b))
     result = {
-        "command": "python bench/query_embedding.py " + " ".join(sys.argv[1:]),
+        "command": command(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "questions": len(questions),
         "torch_p50_ms": float(np.median(torch_ms)), "torch_p95_ms": float(np.percentile(torch_ms, 95)),

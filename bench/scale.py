@@ -22,7 +22,6 @@ import argparse
 import gc
 import json
 import os
-import platform
 import random
 import re
 import resource
@@ -32,8 +31,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from _common import REPO, command, machine
 
-REPO = Path(__file__).resolve().parents[1]
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 
 
@@ -214,9 +213,7 @@ def main() -> int:
     checkpoint = trained.path("retriever") if trained and trained.retriever else None
     if checkpoint is None and legacy_retriever("metaqa").is_file():
         checkpoint = legacy_retriever("metaqa")
-    results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                     "command": "python bench/scale.py " + " ".join(sys.argv[1:]),
-                     "learned_checkpoint": str(checkpoint), "scales": {}}
+    results: dict = {"machine": machine(), "command": command(), "learned_checkpoint": str(checkpoint), "scales": {}}
     with connected(Neo4jSettings.from_env()) as store:
         questions = store.questions("metaqa", "val")
         rng = random.Random(args.seed)

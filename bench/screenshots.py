@@ -19,8 +19,7 @@ import urllib.parse
 from pathlib import Path
 
 import httpx
-
-REPO = Path(__file__).resolve().parents[1]
+from _common import REPO
 
 
 def free_port() -> int:

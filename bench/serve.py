@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import socket
@@ -28,8 +27,8 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from _common import REPO, command, machine
 
-REPO = Path(__file__).resolve().parents[1]
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 
 
@@ -83,9 +82,7 @@ def main() -> int:
     server = subprocess.Popen([sys.executable, "-m", "gretriever_neo4j", "serve", "--port", str(port), "--preload",
                                "metaqa,webqsp", "--max-queue", str(4 * args.clients)], stdout=log, stderr=log,
                               text=True)
-    results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                     "command": "python bench/serve.py " + " ".join(sys.argv[1:]),
-                     "settings": vars(args) | {"out": str(args.out)}}
+    results: dict = {"machine": machine(), "command": command(), "settings": vars(args) | {"out": str(args.out)}}
     try:
         while True:  # ready, with both graphs in memory
             try:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+from _common import REPO, command
 
-REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
 sys.path.insert(0, str(REPO))
 
@@ -193,7 +193,7 @@ class Soak:
         warm = [r for t, r in self.rss if t >= self.args.warm_s]
         rss_start, rss_end = (warm[0], warm[-1]) if warm else (float("nan"), float("nan"))
         return {
-            "command": "python bench/soak.py " + " ".join(sys.argv[1:]),
+            "command": command(),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
             "minutes": self.args.minutes, "clients": self.args.clients,
             "requests": len(self.events), "ok": sum(e["status"] == 200 for e in self.events),

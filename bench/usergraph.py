@@ -28,32 +28,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))
-
+from _common import REPO, command, gqa, machine
 from answers import sample  # noqa: E402  the very sample bench/answers.py draws: same qids, same questions
 
 DATA = REPO.parent / "shared" / "data"
 BRACKETS = re.compile(r"\[([^\]]*)\]")
-
-
-def gqa(*args: str) -> str:
-    """Runs the CLI as a user would; its stdout, or exits with its error."""
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "gretriever_neo4j", *args], capture_output=True, text=True)
-    print(f"$ gqa {' '.join(args)}  ({time.perf_counter() - started:.0f} s)", flush=True)
-    if done.returncode != 0:
-        sys.exit(f"gqa {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout
 
 
 # -- MetaQA ---------------------------------------------------------------------------------------------------
@@ -85,7 +70,7 @@ def run_metaqa(args, store, embedder, work: Path) -> dict:
     kb = DATA / "metaqa" / "kb.txt"
     gqa("ingest", "triples", "--source", str(kb), "--graph", graph, "--sync")  # a second run writes nothing
     ingested = json.loads(gqa("ingest", "questions", "--graph", graph, "--source", str(metaqa_questions_file(work)),
-                              "--json"))
+                              "--json")[0])
     train_args = ["train", "--graph", graph] + (["--limit", str(args.limit)] if args.limit else [])
     started = time.perf_counter()
     gqa(*train_args)
@@ -161,7 +146,7 @@ def run_webqsp(args, store, embedder, work: Path) -> dict:
     kb, questions_file = webqsp_files(work)
     gqa("ingest", "triples", "--source", str(kb), "--graph", graph, "--sync")
     ingested = json.loads(gqa("ingest", "questions", "--graph", graph, "--source", str(questions_file), "--split",
-                              "train=0.6,val=0.2,test=0.2", "--seed", "42", "--sync", "--json"))
+                              "train=0.6,val=0.2,test=0.2", "--seed", "42", "--sync", "--json")[0])
     gqa("train-retriever", "--graph", graph)
     test = store.questions(graph, "test")
     qa = QA(store, embedder)
@@ -205,8 +190,7 @@ def main() -> int:
     work = gqa_home() / "cache" / "bench_usergraph"
     work.mkdir(parents=True, exist_ok=True)
     embedder = Embedder()
-    results: dict = {"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                     "command": "python bench/usergraph.py " + " ".join(sys.argv[1:])}
+    results: dict = {"machine": machine(), "command": command()}
     with connected(Neo4jSettings.from_env()) as store:
         if not args.skip_metaqa:
             results["metaqa"] = run_metaqa(args, store, embedder, work)

@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
-import os
-import platform
 import random
 import re
 import sys
@@ -32,8 +29,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import REPO, command, machine, write_json
 
-REPO = Path(__file__).resolve().parents[1]
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 
 # Fixed statements (names and labels are constants; everything else is a parameter).
@@ -130,10 +127,8 @@ def main() -> None:
             run(DROP_INDEX)
             run(CLEAN)
             run(DROP_GRAPH_INDEX)
-    args.out.write_text(json.dumps({
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-        "command": "python bench/vector_index.py " + " ".join(sys.argv[1:]),
-        "nodes": nodes, "questions": len(asked), "k": args.k, "rows": rows}, indent=1) + "\n")
+    write_json(args.out, {"machine": machine(), "command": command(), "nodes": nodes, "questions": len(asked),
+                          "k": args.k, "rows": rows}, newline=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import re
 import subprocess
@@ -34,8 +33,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import REPO, machine
 
-REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 BRACKETS = re.compile(r"\[([^\]]*)\]")
 SETUPS = {  # name -> gqa ask options
@@ -133,7 +132,7 @@ def main() -> None:
                 "samples": [{k: r.get(k) for k in ("question", "answer", "gold", "scores", "retriever")}
                             for r in random.Random(1).sample(rows, min(args.samples, len(rows)))]}
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps({"machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+            args.out.write_text(json.dumps({"machine": machine(),
                                             "limit": args.limit, "per_hop": args.per_hop, "results": results},
                                            indent=1))
     print(f"{'set-up':28} {'group':6} {'n':>5} {'in sub':>7} {'strict':>7} {'hit@1':>7} {'F1':>6} {'ans/q':>6} "

@@ -1,11 +1,10 @@
 """Numpy's BLAS on one thread, in the processes that answer questions (the CLI's and the service's entry points).
 
 A question's work is a handful of small products (one question against a graph's vectors) between ONNX Runtime's
-and torch's own thread pools. OpenBLAS's second thread then only spins against theirs on a 2-core machine: the
-warm served retrieval measured 29-34 ms p50 with two BLAS threads and 21 ms with one, the learned one 49 and 30
-(bench/results/serve.json). A server runs several questions at once, each on its own thread, so one BLAS thread
-per product loses nothing there either; a product too large for one core (a 10x MetaQA graph's 423k rows: 62 ms
-on one, 41 on two) is split over threads by `retrieval.seeds`. A user's OPENBLAS_NUM_THREADS is left as set.
+and torch's own thread pools. OpenBLAS's second thread then only spins against theirs on a small machine, and
+served retrieval gets slower, not faster. A server runs several questions at once, each on its own thread, so one
+BLAS thread per product loses nothing there either; a product too large for one core is split over threads by
+`retrieval.seeds`. A user's OPENBLAS_NUM_THREADS is left as set.
 """
 
 from __future__ import annotations

@@ -62,8 +62,8 @@ class GraphTrainingOptions:
 
 
 # On questions synthesized from the graph, the learned retriever is measured on its own training distribution: it
-# must beat relation paths (which the zero-shot reader was built to read) by this much in answer-in-subgraph. On a
-# user graph of 387 edges it led 0.993 to 0.983 there and lost the answer more often on people's questions.
+# must beat relation paths (which the zero-shot reader was built to read) by this much in answer-in-subgraph: a
+# small lead there can hide a loss on people's questions.
 SYNTHETIC_CHOICE_MARGIN = 0.03
 
 
@@ -162,10 +162,9 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
     reader_path, details = _train_reader(items_train, reader_train, items_val, reader_val, embedder, graph, dataset,
                                          options, folder / "reader.pt", report, max_hops=4 if opaque else 3)
     models = models.with_part("reader", reader_path.name, details)
-    # Trained on questions made from the graph alone, the reader learns their phrasing, not how people ask:
-    # measured on MetaQA's people's questions (bench/results/webqsp.json) it answered 0.73/0.21/0.28 (1/2/3-hop)
-    # where the zero-shot reader answers 0.82/0.94/0.63. So `gqa ask` keeps the zero-shot reader until the graph
-    # has questions of its own (the trained one stays in the folder: `gqa ask --reader …/reader.pt`).
+    # Trained on questions made from the graph alone, the reader learns their phrasing, not how people ask, and
+    # reads people's questions worse than the zero-shot reader. So `gqa ask` keeps the zero-shot reader until the
+    # graph has questions of its own (the trained one stays in the folder: `gqa ask --reader …/reader.pt`).
     models = _with_details(models, "reader_choice", {
         "reader": "zero-shot" if real_questions == 0 else "trained",
         "real_questions": real_questions,

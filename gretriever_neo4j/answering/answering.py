@@ -214,20 +214,15 @@ class Answering:
         llm_when = self.llm_when
         if llm_when == "auto" and not trained_generator:
             # The untrained LLM does not improve the reader on the questions the reader is unsure of, trained or
-            # zero-shot, and costs time there: a trained reader, MetaQA strict Hit@1 0.99/1.00/0.99 alone vs
-            # 0.97/0.99/0.98 with it (bench/results/answers.json); the zero-shot reader, WebQSP's first 200 test
-            # questions 0.595 alone vs 0.585 with it deciding the 77 unsure ones (0.565 deciding all, 0.6 s p50
-            # each), MetaQA 100 dev per hop equal on 1/2-hop, 3-hop 0.68 vs 0.67. The LLM speaks by default where
-            # it was trained for the graph; `--llm-when always` asks it anyway.
+            # zero-shot, and costs time there. The LLM speaks by default where it was trained for the graph;
+            # `--llm-when always` asks it anyway.
             llm_when = "never"
         answerer = GroundedAnswerer(reader, self.embedder.embed, lambda: self.generator(trained_generator),
                                     llm_when=llm_when, llm_lock=self.llm_lock)
         question = _with_history(retrieval.question, history)
         # The reader's anchors are the linker's seeds. Relation-path retrieval's zero-shot linker keeps one entity
         # where a question may name two ("who played X in Y"), so nodes the question names are anchors too there.
-        # Measured against anchors by name alone: WebQSP strict Hit@1 0.645 -> 0.652 (+22, -10: "what type of
-        # cancer did eva peron have" is read from Eva Perón, not Cancer); invented graphs the same but one
-        # question of the held-out software graph; seeds alone lost five of the held-out graphs'.
+        # Anchors by name alone, without the seeds, would read "what type of cancer did eva peron have" from Cancer.
         hints = retrieval.result.seed_keys if retrieval.retriever in ("learned", "paths") else ()
         result = answerer.answer(question, retrieval.result, hints=hints, also_named=retrieval.retriever == "paths",
                                  qid=retrieval.id, streamer=streamer, cancel=cancel)

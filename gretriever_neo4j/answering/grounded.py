@@ -32,8 +32,8 @@ PROMPT_CANDIDATES = 8  # reader candidates whose walks the LLM reads
 PROMPT_EDGES = 48
 MAX_ITEMS = 10  # names the LLM may list; the reader's further answers are appended after them
 # An untrained LLM deciding among a zero-shot reader's candidates reads a short prompt: the few candidates the
-# reader could not decide between and their walks (prompt length dominates its CPU time: 7.9 s p50 at 8 candidates
-# and 48 edges; 1.6 s p50 at this size, measured on 12 WebQSP questions on 2 cores busy with other work).
+# reader could not decide between and their walks: prompt length dominates its CPU time, several times shorter at
+# this size than at `PROMPT_CANDIDATES` and `PROMPT_EDGES`.
 QUICK_CANDIDATES, QUICK_EDGES = 4, 12
 READER_WEIGHT = 1.0  # how strongly the reader's log-odds steer the constrained LLM (logit units per unit)
 

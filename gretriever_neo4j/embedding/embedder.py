@@ -86,7 +86,7 @@ class Embedder:
         self.texts_embedded = 0  # distinct texts actually run through the model
 
     MAX_CACHED = 500_000  # a long-running server must not grow without bound (~1 KiB per 384-d vector)
-    ONNX_BATCH = 64  # texts per ONNX Runtime call (measured: 64 beats 256 on 2 cores)
+    ONNX_BATCH = 64  # texts per ONNX Runtime call (larger batches are slower on a few cores)
 
     def _query_encoder(self):
         """ONNX Runtime on CPU (a question: ~4x less time than PyTorch; a batch of names ~2x), equal to the
@@ -112,7 +112,7 @@ class Embedder:
         quick = self._query_encoder() if todo else None
         if quick is not None:
             # Length-sorted batches pad little: ONNX Runtime then embeds short texts (names, relation texts)
-            # about twice as fast as PyTorch on this CPU (bench/results/query_embedding.json).
+            # about twice as fast as PyTorch on a CPU (bench/results/query_embedding.json).
             todo.sort(key=len)
         step = self.ONNX_BATCH if quick is not None else self.batch_size
         for start in range(0, len(todo), step):

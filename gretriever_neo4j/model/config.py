@@ -67,8 +67,8 @@ class ModelConfig:
     # is the same at every epoch, so its keys and values can be computed once (`model.text_cache`): training
     # then runs the LLM over a handful of positions per question instead of the whole prompt.
     soft_token_position: str = "first"
-    # The LLM's weights: "auto" is bf16 on CUDA, float32 on CPU; "bfloat16" is 2.5x faster on CPUs with
-    # AVX512-BF16 (measured on an AMD EPYC, SmolLM2-135M).
+    # The LLM's weights: "auto" is bf16 on CUDA, float32 on CPU; "bfloat16" is much faster on CPUs with
+    # AVX512-BF16.
     llm_dtype: str = "auto"
 
     def __post_init__(self) -> None:

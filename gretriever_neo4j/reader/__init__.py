@@ -36,15 +36,12 @@ ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reache
 # Answers the walks rate alike are ordered by their similarity to the question plus this times log(1 + their
 # degree in the retrieved subgraph): the one more of the evidence touches first ("FC Barcelona" before "FC
 # Barcelona B", "English Language" before "British Sign Language"), which the first answer of a list is read as.
-# Measured on WebQSP (1,628 questions, 718 with several answers): strict Hit@1 +13 questions, none lost (0.02: +8;
-# 0.1: +17 and -5; degree alone: +27 and -16).
 CONNECTED_FIRST = 0.05
 # Before both: the order in time the question asks for ("the last time", "first", "in 2012"; `reader.ordering`)
 # where every answer's name says a year, and the similarity to the noun a "which"/"what" question opens with ("what
 # *college* did Einstein go to": the universities before his Gymnasium), rather than to the whole question, which
-# is mostly the anchor's name. Measured on WebQSP's 1,628 questions, together: +8 and -1 (0.627 -> 0.631); the noun
-# at 3.0 instead of 1.0: +3 and -7. Putting answers whose names say no year ("Super Bowl XLIII") after those that
-# do had lost 2. MetaQA 3-hop lost one coin flip ("what genres ...": Comedy before Action).
+# is mostly the anchor's name. Where some answer's name says no year ("Super Bowl XLIII"), no order in time applies:
+# its time is unknown (`ordering.time_order`).
 IN_TIME_FIRST = 10.0
 KIND_FIRST = 1.0
 # Then, per word of the question (not the anchor's, no function word) an answer's name holds, this: "where did X
@@ -53,8 +50,7 @@ KIND_FIRST = 1.0
 NAME_SAYS = 2.0
 # Per way (a relation of an edge, or a node between) the answer is tied to the anchor by: the answer more of the
 # graph's facts tie to X first (a player's present team holds his salary records too, a country's official language
-# is also spoken there). Measured on WebQSP with the rest of session 27's changes: +23 -5 questions (it puts a more
-# famous former spouse first too: Nick Lachey's).
+# is also spoken there). It can put a more famous former spouse first too.
 SALIENT_FIRST = 1.0
 
 

@@ -11,9 +11,8 @@ Two anchors join the same way (`joined`): "who played *Carlton Lassiter* on *Psy
 performance, and the actor linked to both anchors is the answer, even where a walk from one anchor alone rates
 another actor a little higher (Psych's cast list: its series edges lead to other actors); and where one opaque node
 is next to both anchors ("who did *Johnny Depp* play in *Corpse Bride*"), what the walks reach next to it is the
-answer however they rate it (the character, not the guitar Depp plays). Nodes the question merely mentions in part
-("vampire diaries" for "The Vampire Diaries") were tried as anchors for joins too: 5 WebQSP questions gained, 6
-lost.
+answer however they rate it (the character, not the guitar Depp plays). Only nodes the question names in full are
+anchors of a join, not those it mentions in part ("vampire diaries" for "The Vampire Diaries").
 
 Pure functions over a `SubgraphView`.
 """
@@ -29,8 +28,7 @@ from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, stri
 from gretriever_neo4j.retrieval.texts import humanize_relation
 
 MIN_LETTERS = 3  # a word of the question that can name a constraint ("kirk", "ziva"), not "in", "on"
-# How far below the best walk's score a node linked to two anchors may be and still be the answer (WebQSP, 1,628
-# questions: 0.1 gained 13 and lost 2, 0.2 one more).
+# How far below the best walk's score a node linked to two anchors may be and still be the answer.
 JOIN_MARGIN = 0.2
 
 

@@ -1,81 +1,28 @@
 """Zero-shot scores of relation signatures by how well they *cover* the question, for a reader with nothing trained.
 
-Summing per-step similarities (`relation_paths.signature_scores`) cannot tell how many hops a question means:
-every extra step must beat a baseline, so "who directed the films X acted in" stops at `<starred_actors` (the
-films) and a path that repeats a relation ("films that share actors with X": `starred_actors> <starred_actors`)
-never wins. Measured on MetaQA's dev questions (bench/results/webqsp.json), that reader answered 2-hop questions
-right 6.5% of the time. A signature here scores as
+Summing per-step similarities (`relation_paths.signature_scores`) cannot tell how many hops a question means: every
+extra step must beat a baseline, so "who directed the films X acted in" stops at the films, and a path that repeats
+a relation ("films that share actors with X": `starred_actors> <starred_actors`) never wins. Here a signature scores
 
-    coverage   the mean, over the question's words that name a relation (nearer to one relation than to the
-               mean relation by `WORD_NAMES`; all words when none does), of the best similarity to one of its
-               relations (a path that leaves "directed" unexplained loses; "which films", which names no
-               relation, is not explained by adding `starred actors`);
-  + precision  the least, over its relations, of how well a word or word pair of the question names it, each
-               word naming one relation at most ("located" cannot name both `containedby` and a team's
-               `location`): the similarity less that word's mean similarity to the graph's relations (a word near
-               every relation, "films", names none), capped at `MENTION_CAP` (so that "the writers of the films
-               directed by X" may name `written by` less sharply than `directed by` and still go there);
-  + reading    the similarity of the question to the signature read as a question, "what is the in language
-               of the things directed by X" (order and direction: which relation is asked for, which is the way).
+    coverage   the mean, over the question's words that name a relation (`WORD_NAMES`; all words when none does),
+               of the best similarity to one of its relations: a path that leaves "directed" unexplained loses;
+  + precision  the least, over its relations, of how well a word or word pair names it, each word naming one
+               relation at most, less that word's mean similarity to all relations ("films" names none), capped
+               at `MENTION_CAP` (`least_named`);
+  + reading    the similarity of the question to the signature read as a question (`signature_question`): which
+               relation is asked for, which is the way;
 
-Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of the relation's own name share a
-stem ("screenwriter" / `written by`, "director" / `directed by`: pairs the embedder rates barely above unrelated
-ones), belong to one small family (`WORD_FAMILIES`: "describe" / `has tags`, "employs" / `works for`, "famous" /
-`profession`, "located" / `containedby`, "based" / `headquartered in`, "border" / Freebase's `adjoins`, and in
-"where is X from" "from" / `place of birth`), or are a noun for what contains places and `located` or `contains`
-("what country was X born in" / `located in`: `CONTAINERS`). A stem is most of the shorter word, not any four
-letters it starts with ("companies" does not name `competes with`). A named hop
-beyond the first costs `HOP_COST`; a question that starts with "who" asks for a relation's value, so
-a signature whose last step runs against an edge's direction (what points at the way so far) costs
-`WHO_BACKWARD_COST` ("who are the co-stars of X" is `<starred_actors starred_actors>`, not the films) — unless the
-relation's text says its head is the one it names: "N of" (`author of`: "who wrote X" is `<author of`) or a verb and
-its preposition (`works for`: "who works at the same company as X" is `works for> <works for`). A user's graph
-points its edges either way; Freebase's and MetaQA's names point at the value. A "who" or "where" question is not
-answered by numbers or dates alone (`VALUE_COST`: "who wrote X" is not its `published in` year), nor a "who" one by
-words all in lower case, which are kinds of things, not names ("who is in the band X" is not its genre, "indie
-rock"; a place may be written so: "where is X expressed" is "liver"); a "when" or
-"what year" one is answered by numbers or dates, where some walk ends on them (`WHEN_COST`: "when did X form" is not
-its record label). A "who" question is not answered by places, nor a "where" one, as surely, by anything else where
-some walk ends on places (`place_relations`: a place is what a relation named like one points at; "who plays in X"
-is not its hometown, "where is X based" not its founder). A question none of whose words names a
-relation ("which movies can be described by X", "what does X appear in") takes one hop: each further hop costs
-`UNNAMED_HOP_COST`, unless it asks what is shared; "who is X" alone asks for X's profession where X has one
-(`asks_identity`). (Leaving out coverage then, as the words' nearness to relations is
-noise, was tried: MetaQA the same, WebQSP 0.581 -> 0.577: "what was Lucille Ball" went to her nationality.) The noun
-a "which"/"what" question opens with ("which *city* was X born in") is the kind of thing asked for: it names at most
-the relation the walk ends on, forward, or backward where the noun is its doer ("which players are in X": `<plays
-for`; `wh_head`), and only one it is nearly the word of (`HEAD_NAMES`: "which club" does not name `league`), and the
-nodes it ends on are near it (`HEAD_KIND`).
+then the costs and gains of the constants below: hops (`HOP_COST`, `UNNAMED_HOP_COST`), the kind of answer a
+"who"/"where"/"when"/"which N" question asks for (`WHO_BACKWARD_COST`, `VALUE_COST`, `WHEN_COST`, `WHERE_COST`,
+`HEAD_NAMES`, `HEAD_KIND`, `NAME_KIND`, `CONTAINER_COST`, `SPECIFIC_PLACE`), categories (`CATEGORY_GAIN`), what is
+shared (`ROUND_TRIP`, `THROUGH_TRIP_COST`). Similarities are MiniLM's, raised to `LEXICAL` where a question word and a
+word of a relation's own name share a stem or a word family (`wording`): the embedder rates "screenwriter" /
+`written by` barely above unrelated pairs.
 
-A question that asks for a category ("what kind of film is X", "what types are the films directed by X") is
-answered by a relation whose values are few and shared by many (genres, years: `relation_paths.categorical_steps`,
-counted over the whole graph by the retrieval): a signature ending on such a step earns `CATEGORY_GAIN`. A small
-graph has too few edges for any relation to count as categorical; there a category is a word in lower case ("what
-kind of book is X": its genre, "memoir", not its author).
-
-A signature that goes out and back along one relation (`directed_by> <directed_by`: the other films of X's
-director) answers a question about what X *shares* with others. It earns `ROUND_TRIP` when the question says
-something is shared — a sharing word ("same", "share", "also", "together", "other") or the relation named twice
-("the films directed by the director of X"; "the films starred by X actors", its words on either side of X) —
-and costs as much otherwise; where it says "the same N as X" outright ("who plays in the same team as X") it earns
-twice that, and a "who" question's backward last step costs nothing there (the others are of X's kind). (A round
-trip only along the relation named next to the sharing word was tried too: the same accuracy on two MetaQA samples,
-for more rules.)
-
-Measured offline on MetaQA dev (200 per hop, signatures enumerated from the topic, best signature's answers):
-coverage + precision + reading alone 0.79/0.57/0.19 (1/2/3-hop); + round trips 0.76/0.85/0.45; + centred,
-capped precision 0.78/0.88/0.61; + naming words only 0.81/0.89/0.66; hop cost 0.05 0.83/0.90/0.64; + shared
-stems and one relation per word 0.85/0.97/0.77 (another 300 per hop: 0.85/0.94/0.72); + lemmas (lemminflect)
-0.85/0.97/0.77; + named on either side of X 0.85/0.97/0.79 (another 300: 0.85/0.95/0.75); + categorical steps
-0.87/0.99/0.82 (another 300: 0.87/0.99/0.79); + single words before a pair, the which-noun 0.88/0.99/0.82; + one hop
-when nothing is named 0.90/0.99/0.82 (another 200: 0.85 -> 0.89 on 1-hop, 2/3-hop the same). On two invented user
-graphs (bench/fictional_kgs.py) the rules for users' directions, values and the which-noun took strict Hit@1 0.80 ->
-0.88 and 0.67 -> 0.74; lower-case ends 0.74 -> 0.77 on the second.
-
-Reading needs one embedding per signature; it is computed for the `shortlist` best signatures by coverage and
-precision only, and cached by text (it does not depend on the question: `text_vectors.TextVectors`). Everything
-is a pure function of texts and an `embed(texts) -> (n, d)` callable. What the question's words say by themselves
-(stems, word families, roles, the which-noun, the origin and identity forms) is `wording`'s.
+Input: the question with its anchors masked, the signatures (relation id, direction steps), the relations' texts
+and a `TextVectors` over an `embed(texts) -> (n, d)` callable. Output: one score per signature (`coverage_scores`).
+Reading is computed for the `SHORTLIST` best by coverage and precision only, cached by text. Everything is a pure
+function of texts; what the question's words say by themselves (stems, roles, the which-noun) is `wording`'s.
 """
 
 from __future__ import annotations
@@ -128,10 +75,11 @@ from gretriever_neo4j.retrieval.texts import humanize_relation
 SHORTLIST = 24
 HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win
 WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
+# ... unless the relation's name says its head is the one it names ("who wrote X" is `<author of`: `names_its_head`)
 VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only (or "who" by places), a "when" one
 WHEN_COST = 0.6  # ... by no number or date, where some walk ends on them: a time is all a "when" question asks for
 WHERE_COST = 0.15  # a "where" question answered by no place, where some walk ends on places: "where did X go to
-# school" is answered by a school, which no relation's name says is a place (WebQSP 0.579 with VALUE_COST, 0.584)
+# school" is answered by a school, which no relation's name says is a place: so it costs less than `VALUE_COST`
 # A "which N" question's walk most of whose end nodes say N in their names ("which lab": `Quillon Language Lab`, "which
 # department offers X": `Department of Mirror Linguistics`, not the faculty it is part of) gains this: the name says
 # what the thing is, where invented names carry no meaning an embedder knows. Where it asks for a category, the
@@ -139,24 +87,29 @@ WHERE_COST = 0.15  # a "where" question answered by no place, where some walk en
 NAME_KIND = 0.2
 # A "which N" question gains this times the mean similarity of a walk's end nodes to N: "which country was X born
 # in" is nearer "United States of America" than "Gary". Invented names carry no meaning but their words ("Tarsen Cup
-# League"); measured: WebQSP 0.584 -> 0.592 (1.0: 0.592, F1 lower), MetaQA 1/2/3-hop +0.005/-0.01/0, invented
-# graphs (bench/fictional_kgs.py) 0.934/0.867/0.800 -> 0.934/0.856/0.846.
+# League"), which `NAME_KIND` reads.
 HEAD_KIND = 0.5
 # The noun a "which …" question opens with is the kind of thing asked for; it names the relation the walk ends on
 # only where it is that relation's own word or near it ("which language" / `languages spoken` 0.78, "which movies"
 # / `film` 0.81), not where MiniLM finds it merely related ("which club" / `league` 0.56, "which band" / `genre`
-# 0.49, "which albums" / `record label` 0.52): there it took a walk one hop past the answer. Measured: WebQSP +6 -2
-# questions, MetaQA +1, the invented sports and music graphs +3.
+# 0.49, "which albums" / `record label` 0.52): there it would take a walk one hop past the answer.
 HEAD_NAMES = 0.65
+# A walk out and back along one relation (`directed_by> <directed_by`: the other films of X's director) answers what
+# X *shares* with others: it earns this where the question says something is shared (a sharing word, "same", "also",
+# "other", or the relation named twice: `named_twice`) and costs as much otherwise. "The same N as X" (`SAME_AS`)
+# earns twice as much, and there a "who" question's backward last step costs nothing: the others are of X's kind.
 ROUND_TRIP = 0.15
 # A round trip the question does not ask for, and a walk on from those others (`genre> <genre instruments_played>`,
 # "what type of music did X play"; `gender> <gender played_by>`, "who plays X"): an evidence graph holds such ways
-# where X has no edge of its own, and what they reach is the others', never X's. WebQSP: 8 of 11 such answers wrong.
+# where X has no edge of its own, and what they reach is the others', never X's.
 # Not where a word names the relation of the trip (MetaQA's "who starred movies for the writer of X": `written_by>
 # <written_by starred_actors>`, "writer" naming `written_by` at 0.44; `genre` at 0.08 for "type of music").
 THROUGH_TRIP_COST = 0.3
 SAME_AS = re.compile(r"\bsame(?: \w+){1,3} as\b")  # "the same team as X"
-CATEGORY_GAIN = 0.3  # a signature ending on a categorical step, for a question that asks for a category
+# A signature ending on a categorical step (values few and shared by many, counted over the whole graph:
+# `relation_paths.categorical_steps`), for a question that asks for a category ("what kind of film is X"). A small
+# graph has too few edges for any relation to count as categorical; there a category is a word in lower case.
+CATEGORY_GAIN = 0.3
 CLASS_GAIN = 0.3  # a step to X's class, for a question that asks what X is (`wording.asks_class`)
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 LEXICAL = 0.8  # the similarity a shared stem counts as
@@ -175,22 +128,22 @@ OWNED_COST = 0.15
 # of "in", `born in`, points at) by a relation whose name is far from N (`VENUE_SIMILARITY`), where some walk ends on
 # places: a restaurant or a churchyard is located somewhere, it is no city. The walk one step of containment
 # further counts that step as named, where no word names it. MiniLM, "city": `served at` 0.17, `is buried at` 0.20,
-# `chef of` 0.21; `capital of` 0.37, `born in` 0.39, `twinned with` 0.30. (The threshold was chosen on a held-out
-# graph's score: 0.3 cost the travel graph 3 questions and 0.25 two; at 0.22 it lost none.)
+# `chef of` 0.21; `capital of` 0.37, `born in` 0.39, `twinned with` 0.30.
 VENUE_SIMILARITY = 0.22
 CONTAINER_COST = 0.15
 # "where is X based", "where is the headquarters of X": of the places one record holds (an address: its city, state and
 # country), the most specific answers a "where" question that names no kind of place: the walk to the one whose
 # relation names the smallest kind of place (`PLACE_SCALE`) gains this: Samsung's `citytown` Suwon, not South Korea,
-# which MiniLM rates nearer "based". (The least connected place instead, by edges in the subgraph, took Electrolux's
-# region before its city.)
+# which MiniLM rates nearer "based".
 SPECIFIC_PLACE = 0.3
 # A walk on from what a "what N" question asks for: Freebase names a relation `domain.type.property`, the type
 # being what the relation starts from, so a last step along `book.book.genre` leaves the books "what books did X
 # write" asks for for their genres (MiniLM rates "Fiction" nearer "books" than "Mockingjay"). The walk costs this
 # where the noun is a word of the type and not of the property.
 STARTS_AT_KIND_COST = 0.3
-UNNAMED_HOP_COST = 0.5  # per hop beyond the first when no word of the question names any relation
+# Per hop beyond the first when no word of the question names any relation ("what does X appear in"), unless it asks
+# what is shared; "who is X" alone asks for X's profession where X has one (`wording.asks_identity`).
+UNNAMED_HOP_COST = 0.5
 INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way; a last step against the verb
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
@@ -410,9 +363,6 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
     head_word = head_word_index(tokens, words, head)
     if head_word is not None:
-        # (Naming a relation by the noun through its own name alone, or the lesser of its own and whole name's
-        # similarity, was tried: "what books did X write" is then not `book.book.genre`, whose domain says "book",
-        # but WebQSP lost more than it gained, +11 -16 and +3 -5: "what band was X in" went to the genres.)
         # "which quests": a quest is no `quest giver` (the noun only says which givers); the row mean names nothing
         modified = [r for r, text in enumerate(relation_texts) if modifies(words[head_word], text)]
         if modified:

@@ -5,10 +5,10 @@ A Freebase dump (and RoG's WebQSP graphs cut from it) spells many facts twice: E
 cannot tell such walks apart, so they score as the best of them and their end nodes answer together
 (`merged_scores`). Pure functions of a `SubgraphView`.
 
-(Merging a relation with its converse where both join one pair of named nodes, `languages_spoken>` from Switzerland
-with `<countries_spoken_in`, was tried: WebQSP +4 -11. RoG stores some triples of a relation the wrong way round,
-so `parents` joins Henry VIII to his father too, and relations that share a word are not converses
-(`partially_containedby` and `containedby`, `official_language` through `languages_spoken`).)
+A relation is not merged with its converse (`languages_spoken>` from Switzerland with `<countries_spoken_in`), even
+where both join one pair of named nodes: RoG stores some triples of a relation the wrong way round, so `parents`
+joins Henry VIII to his father too, and relations that share a word are not converses (`partially_containedby` and
+`containedby`, `official_language` through `languages_spoken`).
 """
 
 from __future__ import annotations

@@ -108,8 +108,8 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
     "originally") asks for X's origin, where X has one a step away (a place of birth, an origin, a hometown:
     `WORD_FAMILIES`); so does "from" after a verb of coming anywhere ("which characters come from X"), where some
     walk has such a relation, and X is what they come from. Not "where did X graduate from" (its school), nor where X
-    is a language or a people with no origin of its own (WebQSP: "where did the Flemish come from" had gone to a
-    member's birthplace)."""
+    is a language or a people with no origin of its own ("where did the Flemish come from" is no member's
+    birthplace)."""
     tokens = analyzer_tokens(masked_question)
     if ORIGIN_WORD not in tokens:
         return False
@@ -127,7 +127,7 @@ def asks_origin(masked_question: str, signatures: Sequence[Sequence[Step]], rela
 
 def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str]) -> bool:
     """"who is X", "who was X": a question of nothing but "who" and X asks what X is, which for someone with a
-    profession or occupation a step away is that (WebQSP: "who is Angelina Jolie" had been answered "Female"); so do
+    profession or occupation a step away is that ("who is Angelina Jolie": an actress, not "Female"); so do
     "what was X", "what did X do (for a living)", "what was X known for" (`IDENTITY_WHAT`)."""
     tokens = analyzer_tokens(masked_question)
     if not (tokens[:1] and PLACEHOLDER in tokens):
@@ -324,7 +324,7 @@ def stem_match(a: str, b: str) -> bool:
     if (lemmas_a & CONTAINERS and lemmas_b & LOCATED) or (lemmas_a & LOCATED and lemmas_b & CONTAINERS):
         return True
     # A stem is most of the shorter word ("director" / `directed`, "home" / `home ground`), not any four letters
-    # ("companies" / `competes with`: the invented companies graph 0.709 -> 0.827); a compound holds a whole lemma
+    # ("companies" does not name `competes with`); a compound holds a whole lemma
     # ("screenwriter" / `written by`: write).
     common = common_prefix(a, b)
     return (common >= max(STEM, min(len(a), len(b)) - 2)

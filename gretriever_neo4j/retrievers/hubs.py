@@ -7,8 +7,8 @@ retrieval's time through Neo4j. A hub met once is kept (its edges' rows and its 
 questions rank it with one matrix product, under the same contract as `cypher/neighbourhood_incident` (the best
 `limit` edges by the sum of the edge text's and the far end's cosines to the question).
 
-Bounded: at most `capacity` edges in all (2.7 KB each with 384-d vectors, measured: 80 MiB at the default, which
-holds all 41 MetaQA nodes of 256 edges or more); the least recently used hub goes first. Reading a hub whole
+Bounded: at most `capacity` edges in all (2.7 KB each with 384-d vectors: 80 MiB at the default, which holds all
+41 MetaQA nodes of 256 edges or more); the least recently used hub goes first. Reading a hub whole
 costs its first question about 0.2 s for 4,000 edges. A graph's hubs are let go when its version moves (every
 write bumps it), so no question ranks an edge, text or vector a write has changed.
 """

@@ -105,8 +105,7 @@ def server_env() -> dict[str, str]:
 
 # Neo4j's vector indexes are Lucene 9.11's HNSW, whose dot products use SIMD (the Panama Vector API) only on Java
 # 20-22 with this incubator module readable; on Java 17 they are scalar loops, and inserting a node's vector at
-# commit is the largest part of the server's work in an ingest. Not measured here: this machine's Java is 17, and
-# no JDK 21 with the module can be installed on it.
+# commit is the largest part of the server's work in an ingest. The flag is passed only on Java 20-22.
 VECTOR_API_FLAGS = ("--add-modules=jdk.incubator.vector",)
 
 
