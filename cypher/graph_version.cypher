@@ -1,4 +1,5 @@
-// The version of a stored graph: every write to it bumps it (null for a graph written before versions existed).
+// The version of a stored graph: the last completed change's (null for a graph written before versions existed,
+// or whose first change is still under way).
 // params: $graph
 MATCH (g:Graph {id: $graph})
 RETURN g.version AS version

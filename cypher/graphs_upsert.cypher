@@ -1,7 +1,14 @@
-// Creates the graphs a batch writes to and bumps their version (the in-memory caches of `gqa serve` reload a
-// graph whose version changed).
+// Creates the graphs a batch writes to. A graph that no change holds open (`graphs_change_begin`) gets a new
+// version, drawn above every version the store has given (`GqaMeta.graph_versions`), so that a graph dropped and
+// written again never repeats a version; a graph inside a change keeps its version until the change ends.
 // params: $graphs
 UNWIND $graphs AS g
 MERGE (x:Graph {id: g.id})
 ON CREATE SET x.dataset = g.dataset, x.kind = g.kind, x.created = datetime()
-SET x.version = coalesce(x.version, 0) + 1
+WITH collect(x) AS records
+WITH [r IN records WHERE r.state IS NULL] AS bumped
+OPTIONAL MATCH (m:GqaMeta {id: 'schema'})
+WITH bumped, m, reduce(top = coalesce(m.graph_versions, 0), r IN bumped |
+                       CASE WHEN coalesce(r.version, 0) > top THEN r.version ELSE top END) + 1 AS next
+FOREACH (r IN bumped | SET r.version = next)
+FOREACH (_ IN CASE WHEN m IS NULL OR size(bumped) = 0 THEN [] ELSE [1] END | SET m.graph_versions = next)

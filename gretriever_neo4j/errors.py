@@ -58,6 +58,15 @@ class DatabaseError(GqaError):
     retry_after_s = 5
 
 
+class GraphChangingError(GqaError):
+    """A graph changed under a retrieval (a node or edge it was reading vanished), or is being dropped with no
+    copy held to answer from: the same request succeeds (or finds the graph gone, 404) once the change is done.
+    The service answers 503 with Retry-After and a log id."""
+
+    http_status = 503
+    retry_after_s = 1
+
+
 class ModelError(GqaError):
     """A model cannot be found or loaded, or does not fit (no causal-LM head, wrong hidden size). The user of
     the CLI can fix it (exit 1); a client of the service cannot (500)."""

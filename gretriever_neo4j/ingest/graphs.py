@@ -47,6 +47,11 @@ class IngestReport:
     edges_deleted: int = 0
     questions_deleted: int = 0
 
+    @property
+    def changed(self) -> bool:
+        """Whether the run wrote or deleted any node or edge (a graph's new version is drawn only then)."""
+        return bool(self.nodes_written or self.edges_written or self.nodes_deleted or self.edges_deleted)
+
     def to_dict(self) -> dict:
         data = {k: v for k, v in self.__dict__.items() if k not in ("bad_rows", "graph_ids")}
         data["bad_rows"] = len(self.bad_rows)
@@ -61,8 +66,12 @@ def count_records(records: Iterable[Record]) -> int:
 def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[str]], np.ndarray], *,
            dataset: str, total: int | None = None, max_batch_items: int = 5000,
            on_progress: OnProgress | None = None,
-           bad_rows: list[InputError] | None = None) -> IngestReport:
-    """Writes every record; `embed(texts)` returns normalised vectors, one row per text."""
+           bad_rows: list[InputError] | None = None, keep_open: bool = False) -> IngestReport:
+    """Writes every record; `embed(texts)` returns normalised vectors, one row per text.
+
+    Each graph's change is opened (`GraphStore.begin_change`) before its first batch is written and closed once
+    all are, so that readers move from the old contents to the new in one step; a run that fails leaves it open
+    (run it again). `keep_open`: the caller closes it (`report.graph_ids`), after more changes of its own."""
     started = time.perf_counter()
     report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
     # What this run has already handed to the writer: a node or relation text that recurs in a later batch (a
@@ -73,6 +82,7 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
     # skip the question "stored already?" (a fifth of a first ingest's statements). An interrupted run leaves a
     # (:Graph) record behind (the first batch writes it), so the run that resumes it asks again.
     new_graphs: dict[str, bool] = {}
+    opened: set[str] = set()
     done = 0
     # Two writers, so that Neo4j works on both cores: batch n's edges are written while batch n+1's nodes are
     # (their vectors, inserted into the HNSW index at commit, are half the write time) and batch n+2 is embedded
@@ -85,6 +95,9 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
         for chunk in _chunks(records, max_batch_items):
             report.batches += 1
             batch = _prepare_chunk(chunk, store, embed, report, sent, new_graphs)
+            opening = [g for g in batch.graphs if g["id"] not in opened]
+            store.begin_change(opening)  # before any batch that writes to them is handed to the writers
+            opened.update(g["id"] for g in opening)
             while len(in_flight) >= 2:  # at most two batches held in memory besides the one being embedded
                 in_flight.pop(0).result()
             nodes, edges = _stages(batch)
@@ -96,6 +109,8 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
                    embed_seconds=report.embed_seconds, write_seconds=report.write_seconds)
         for pending in in_flight:
             pending.result()
+    if not keep_open:
+        store.end_change(sorted(opened), changed=report.changed)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -249,12 +264,17 @@ def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool
     before = embedder.texts_embedded
     index = SourceIndex(plan.sync_graphs) if plan.sync else None
     records = index.watch(plan.records()) if index is not None else plan.records()
+    swept = sorted(store.known_graphs(list(plan.sync_graphs)))  # a sync may empty them without writing to them
+    store.begin_change([{"id": graph} for graph in swept])
     report = ingest(records, store, embedder.embed, dataset=plan.dataset, total=plan.total,
-                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows)
+                    max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows,
+                    keep_open=True)
     report.texts_embedded = embedder.texts_embedded - before
     if index is not None:
         index.sweep(store, report)
     store.await_indexes()
+    # Readers see the whole change at once: the upserts, the sweep and the vector indexes caught up.
+    store.end_change(sorted(report.graph_ids | set(swept)), changed=report.changed)
     return report
 
 
@@ -289,8 +309,6 @@ class SourceIndex:
             report.edges_deleted += store.delete_edges(graph, stale_edges)
             stale_nodes = [row["key"] for row in store.kg_nodes(graph, with_embeddings=False) if row["key"] not in keys]
             report.nodes_deleted += store.delete_nodes(graph, stale_nodes)
-            if stale_edges or stale_nodes:
-                store.bump_graph_version(graph)
         for (dataset, graph), qids in self.questions.items():
             report.questions_deleted += store.delete_questions_except(dataset, graph, qids)
 

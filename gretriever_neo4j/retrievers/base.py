@@ -9,7 +9,9 @@ by the one `Recorder` as a `(:Retrieval)` node that opens in Neo4j Browser.
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -18,12 +20,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, unknown_graph
+from gretriever_neo4j.errors import ConfigError, DatabaseError, GraphChangingError, InputError, unknown_graph
 from gretriever_neo4j.retrieval.in_memory import RetrievalResult
 from gretriever_neo4j.retrieval.linking import strip_topic_markers
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_to_dict
 from gretriever_neo4j.retrieval.textualize import count_tokens
 from gretriever_neo4j.retrievers.browser import browser_link, browser_statement
+from gretriever_neo4j.store.graph_store import DROPPING
 
 if TYPE_CHECKING:  # annotations only: the store and the embedder are passed in
     from gretriever_neo4j.embedding.embedder import Embedder
@@ -129,6 +132,7 @@ class RetrievalContext:
         self.embedder = embedder
         self.recorder = Recorder(store, browser_url)
         self._checked_schema = False
+        self._seen = threading.local()  # graph_record: (graph, record) as this thread's retrieval last read it
 
     @property
     def browser_url(self) -> str | None:
@@ -165,10 +169,22 @@ class RetrievalContext:
         return Question(text=text, vector=query.vector, embedded=embedded, embed_ms=embed_ms, warnings=warnings)
 
     def graph_info(self, graph: str) -> dict:
+        """The graph's record (`GraphStore.graph_info`), remembered for this thread's retrieval (`retried_once`).
+        A graph whose first change is still under way (an ingest writing a graph not stored before, or again
+        after a drop) is not stored yet as far as readers go: unknown, like a graph never written."""
         info = self.store.graph_info(graph)
-        if info is None:
+        if info is None or (info.get("state") and info.get("version") is None):
             raise unknown_graph(graph)
+        self._seen.graph_record = (graph, info)
         return info
+
+    def check_readable(self, graph: str, info: Mapping[str, Any]) -> None:
+        """Through Neo4j (no copy of the graph held in memory), a graph being dropped is not read: its nodes and
+        edges vanish batch by batch, so the request is told to retry, and finds the graph gone once the drop is
+        done. A graph being written is read as it stands: what is committed so far (only a held copy answers from
+        the version before the change)."""
+        if info.get("state") == DROPPING:
+            raise GraphChangingError(f"graph {graph!r} is being dropped; try again shortly")
 
     def finish(self, question: Question, *, graph: str, dataset: str, params: RetrievalParams,
                result: RetrievalResult, timings_ms: Mapping[str, float], kind: str, record: bool,
@@ -184,6 +200,36 @@ class RetrievalContext:
         if record:
             self.recorder.record(retrieval)
         return retrieval
+
+
+def retried_once(retrieve):
+    """Wraps a `Retriever.retrieve` that reads a graph through Neo4j: a retrieval that fails on a node or edge
+    vanishing under it (a lookup error, an inconsistent candidate graph) while the graph's record shows a change (one
+    under way, or a version other than the one the retrieval read) is run once more, on what the graph is then; if
+    that fails the same way, `GraphChangingError` (503, retry). A failure with no change to explain it is ours and
+    propagates as it is; a graph whose drop completed meanwhile is unknown (404)."""
+
+    @functools.wraps(retrieve)
+    def retrieving(self, question, **kwargs):
+        seen = self.context._seen
+        for attempt in range(2):
+            seen.graph_record = None
+            try:
+                return retrieve(self, question, **kwargs)
+            except (LookupError, ValueError) as error:
+                if seen.graph_record is None:
+                    raise
+                graph, before = seen.graph_record
+                now = self.context.store.graph_info(graph)
+                if now is None:
+                    raise unknown_graph(graph) from error
+                if not now.get("state") and now.get("version") == before.get("version"):
+                    raise
+                if attempt:
+                    raise GraphChangingError(f"graph {graph!r} changed while it was read; try again") from error
+        raise AssertionError("unreachable")
+
+    return retrieving
 
 
 def unused_parameters(kind: str, params: RetrievalParams | None, overrides: Mapping[str, Any] | None) -> list[str]:

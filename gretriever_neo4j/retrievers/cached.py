@@ -5,10 +5,14 @@ MetaQA). A serving process can instead hold each KG's adjacency and vectors (`Kn
 `CandidateGraph`, with every question-independent structure precomputed) and run the very algorithms of the
 in-memory reference path, which the parity tests hold equal to the Neo4j path.
 
-Consistency: every write to a graph bumps `(:Graph).version` (`cypher/graphs_upsert.cypher`); a cached graph
-checks its version at most every `check_seconds` and is reloaded in the background when it changed. Until a
-graph is loaded (or while it reloads after a change) retrieval goes through Neo4j, so an answer never comes
-from a graph older than the last check.
+Consistency: a graph changes in one step as readers see it (`GraphStore.begin_change` / `end_change`): its
+(:Graph) record says `writing` or `dropping` while a change is under way and names the last completed version,
+which never repeats for other contents. Every retrieval reads the record once and hands it to `GraphCache.get`:
+the copy held of that version answers, also while a change is under way (readers get the graph as it was until
+the change completes); a copy of another version is let go. No copy is loaded while a change is under way, and a
+load that met a change is thrown away. Without a copy (not loaded yet, or reloading after a change completed)
+retrieval goes through Neo4j: the new version once the change is done (`RetrievalContext.check_readable` says
+what is read while one is under way).
 """
 
 from __future__ import annotations
@@ -39,7 +43,6 @@ class CachedGraph:
     candidate: CandidateGraph
     info: dict
     loaded_at: float = field(default_factory=time.time)
-    checked_at: float = field(default_factory=time.monotonic)
     extras: dict = field(default_factory=dict)  # per-graph objects built on it (learned retrievers…)
     extras_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -51,7 +54,7 @@ PREPARED = ("prepared_nodes", "prepared_edges", "node_key_ranks", "edge_rank_key
 
 def _release_freed_memory() -> None:
     """Loading streams millions of rows through short-lived Python objects; glibc keeps the pages they freed
-    unless asked to hand them back (measured at 1x MetaQA: 17% of the load's added RSS). Elsewhere: nothing."""
+    unless asked to hand them back. Elsewhere: nothing."""
     try:
         import ctypes
 
@@ -66,26 +69,34 @@ def warm(candidate: CandidateGraph) -> None:
         getattr(candidate, name)
 
 
+_READ = object()  # `GraphCache.get` without a record: read it
+
+
 class GraphCache:
-    def __init__(self, store: GraphStore, *, check_seconds: float = 1.0):
+    def __init__(self, store: GraphStore):
         self.store = store
-        self.check_seconds = check_seconds
         self._graphs: dict[str, CachedGraph] = {}
         self._loading: set[str] = set()
         self._lock = threading.Lock()
         self.loads = 0
 
     def load(self, graph: str) -> CachedGraph | None:
-        """Read `graph` from Neo4j (blocking). None for graphs that are not knowledge graphs."""
+        """Read `graph` from Neo4j (blocking) and hold it. None for graphs that are not knowledge graphs, graphs
+        under a change, and a load that a change met (the record read after it is not the one read before)."""
         info = self.store.graph_info(graph)
-        if info is None or info["kind"] != "kg":
+        if info is None or info["kind"] != "kg" or info.get("state"):
             return None
-        version = self.store.graph_version(graph)
+        version = info["version"]
         started = time.perf_counter()
         kg = KnowledgeGraph.from_store(self.store, graph)
         candidate = kg.to_whole_candidate_graph()
         warm(candidate)
         _release_freed_memory()
+        after = self.store.graph_info(graph)
+        if after is None or after.get("state") or after["version"] != version:
+            log.info("graph %s changed while it was being cached (version %s); the next request loads it again",
+                     graph, version)
+            return None
         cached = CachedGraph(graph=graph, version=version, kg=kg, candidate=candidate, info=info)
         with self._lock:
             self._graphs[graph] = cached
@@ -111,20 +122,19 @@ class GraphCache:
 
         threading.Thread(target=run, name=f"cache-{graph}", daemon=True).start()
 
-    def get(self, graph: str, *, wait: bool = False) -> CachedGraph | None:
-        """The cached graph if it is current; otherwise None (and a load starts in the background), or, with
-        `wait`, the freshly loaded graph."""
+    def get(self, graph: str, *, record: Any = _READ, wait: bool = False) -> CachedGraph | None:
+        """The copy that answers for `graph` now, given its record as the request read it (`GraphStore.graph_info`;
+        read here when not given): the copy of the record's version, while a change is under way too. Otherwise
+        None, and unless a change is under way a load starts in the background (with `wait`: runs, and its copy
+        is returned)."""
+        if record is _READ:
+            record = self.store.graph_info(graph)
         with self._lock:
             cached = self._graphs.get(graph)
-        if cached is not None and time.monotonic() - cached.checked_at >= self.check_seconds:
-            version = self.store.graph_version(graph)
-            if version != cached.version:
-                with self._lock:
-                    self._graphs.pop(graph, None)
+            if cached is not None and (record is None or record["version"] != cached.version):
+                del self._graphs[graph]  # dropped, or a change completed since it was loaded
                 cached = None
-            else:
-                cached.checked_at = time.monotonic()
-        if cached is not None:
+        if cached is not None or record is None or record["kind"] != "kg" or record.get("state"):
             return cached
         if wait:
             return self.load(graph)
@@ -151,7 +161,9 @@ class CachedStaticRetriever:
 
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
-        cached = self.cache.get(graph) if graph is not None else None
+        cached = None
+        if graph is not None:
+            cached = self.cache.get(graph, record=self.context.graph_info(graph))
         if cached is None:
             return self.neo4j.retrieve(question, graph=graph, params=params, overrides=overrides, record=record)
         asked = self.context.question(question)
@@ -161,9 +173,10 @@ class CachedStaticRetriever:
                                    timings_ms=result.timings_ms, kind=self.kind, record=record)
 
 
-def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed) -> Any:
-    """A `LearnedRetriever` over the cached graph (built once per graph version), or None when not cached."""
-    cached = cache.get(graph)
+def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed, record: Any = _READ) -> Any:
+    """A `LearnedRetriever` over the cached graph (built once per graph version), or None when not cached;
+    `record`: the graph's record as the request read it (`GraphCache.get`)."""
+    cached = cache.get(graph, record=record)
     if cached is None:
         return None
     key = ("learned", str(checkpoint))

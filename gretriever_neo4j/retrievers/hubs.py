@@ -10,7 +10,8 @@ questions rank it with one matrix product, under the same contract as `cypher/ne
 Bounded: at most `capacity` edges in all (2.7 KB each with 384-d vectors: 80 MiB at the default, which holds all
 41 MetaQA nodes of 256 edges or more); the least recently used hub goes first. Reading a hub whole
 costs its first question about 0.2 s for 4,000 edges. A graph's hubs are let go when its version moves (every
-write bumps it), so no question ranks an edge, text or vector a write has changed.
+completed change draws a new one, never given before), so no question ranks an edge, text or vector a change has
+replaced.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrieval.learned import LearnedRetriever, StoreGraphSource
 from gretriever_neo4j.retrieval.linking import StoreLinking, relation_name_words
 from gretriever_neo4j.retrieval.params import RetrievalParams
-from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, retried_once, unused_parameters
 from gretriever_neo4j.retrievers.cached import GraphCache, learned_over_cache
 
 
@@ -56,6 +56,7 @@ class LearnedKGRetriever:
                                                                  linking=linking)
         return self._trained.over(source, linking)
 
+    @retried_once
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         if graph is None:
@@ -65,7 +66,9 @@ class LearnedKGRetriever:
         started = time.perf_counter()
         learned = None
         if self.cache is not None:
-            learned = learned_over_cache(self.cache, graph, self.checkpoint, self._embed)
+            learned = learned_over_cache(self.cache, graph, self.checkpoint, self._embed, record=info)
+        if learned is None:
+            self.context.check_readable(graph, info)
         result = (learned or self._learned(graph, info.get("version"))).retrieve(asked.text, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"learned": ms_since(started)}, kind=self.kind,
@@ -77,11 +80,11 @@ class StoredReads:
     by a server's threads): node rows (text, vector, degree), the incident triples of hubs, relation vectors and
     the words of relation names. A KG's hubs make most questions meet the same nodes (50 MetaQA questions: 330k
     incident triples read, 90% of them hanging on 90 nodes), and reading and decoding far ends' vectors was most of
-    a retrieval's time through Neo4j. Bounded: `capacity` node rows (2.0 KB each, measured; the first read go first)
+    a retrieval's time through Neo4j. Bounded: `capacity` node rows (2.0 KB each; the first read go first)
     and `incident_capacity` triples of nodes with at least `hub` (0.75 KB each; the least recently used node goes
-    first): about 155 MB in all at the defaults (40,000 rows instead of 20,000 took MetaQA's learned p50 through
-    Neo4j from 117 to 93 ms over 50 questions). A graph's reads are let go when its version moves (every write
-    to it bumps it), so no request sees a text, vector, degree or edge a write made stale."""
+    first): about 155 MB in all at the defaults. A graph's reads are let go when its version moves (every
+    completed change draws a new one, never given before), so no request sees a text, vector, degree or edge a
+    change made stale."""
 
     INLINE_BELOW = 0.5  # read far ends' rows with the triples while fewer nodes than this were held lately
 

@@ -21,7 +21,7 @@ from gretriever_neo4j.retrieval.in_memory import RetrievalResult, retrieve_from_
 from gretriever_neo4j.retrieval.neighbourhood import IncidentEdge, expand, order_incident
 from gretriever_neo4j.retrieval.params import RetrievalParams, params_for, with_overrides
 from gretriever_neo4j.retrieval.seeds import round_scores, seed_nodes
-from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, retried_once
 from gretriever_neo4j.retrievers.hubs import HubReads
 
 # Extra incident edges fetched per node beyond `fanout`, so that the exact client-side ordering decides
@@ -42,6 +42,7 @@ class StaticRetriever:
         self._relations: dict[str, _Relations] = {}
         self._relations_lock = threading.Lock()
 
+    @retried_once
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         asked = self.context.question(question)
@@ -86,7 +87,9 @@ class StaticRetriever:
             if not hits:
                 raise DatabaseError("no node is stored yet (or the vector index is still populating)")
             graph = hits[0]["graph"]
-        return graph, self.context.graph_info(graph)
+        info = self.context.graph_info(graph)
+        self.context.check_readable(graph, info)
+        return graph, info
 
     def _seeds(self, vector: np.ndarray, graph: str, params: RetrievalParams, relations: _Relations,
                relation_cos: np.ndarray) -> list[str]:

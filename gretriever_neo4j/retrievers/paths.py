@@ -24,7 +24,7 @@ from gretriever_neo4j.retrieval.params import RetrievalParams
 from gretriever_neo4j.retrieval.relation_paths import PathConfig, PathRetriever
 from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 from gretriever_neo4j.retrieval.texts import HUMANIZED_VERSION
-from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, unused_parameters
+from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, ms_since, retried_once, unused_parameters
 
 if TYPE_CHECKING:
     from gretriever_neo4j.retrievers.cached import GraphCache
@@ -43,10 +43,7 @@ DESCRIPTION = "relation paths (zero-shot: linked entities, then the relations th
 # The beam follows a relation a word of the question names by a shared stem or word family ("directed" /
 # `directed_by`, "border" / `adjoins`: the zero-shot reader's `wording.same_stems`) as if the embedder rated it at
 # least this similar: MiniLM rates such pairs barely above unrelated ones, and a path the retrieval drops the reader
-# cannot choose. Measured (bench/webqsp.py, bench/fictional_kgs.py): MetaQA 3-hop strict Hit@1 0.725 -> 0.835 and
-# answer in subgraph 0.93 -> 1.00, 2-hop 0.975 -> 0.99, 1-hop 0.96 -> 0.955; WebQSP 0.632 -> 0.638 (+28, -18;
-# answer in subgraph 0.894 -> 0.891); invented graphs unchanged but one question of the scientists graph and two
-# of the held-out HR graph. 0.8 instead: WebQSP 0.637, answer in subgraph 0.890.
+# cannot choose.
 NAMED_FLOOR = 0.6
 
 
@@ -118,20 +115,25 @@ class PathKGRetriever:
         self.config = config
         self.cache = cache
         self.relations = RelationTexts.shared(self.embedder.embed)
-        self._warmed: set[str] = set()
+        # per graph, at the version they were read at: a graph that changed (or was dropped and written again)
+        # is read again
+        self._warmed: dict[str, Any] = {}
         self._relation_words: dict[str, frozenset[str]] = {}
-        self._relation_values: dict[str, dict[str, tuple[int, int, int]]] = {}
+        self._relation_values: dict[str, tuple[Any, dict[str, tuple[int, int, int]]]] = {}
         self._lock = threading.Lock()
 
     def warm(self, graph: str) -> None:
         """What a first question would pay for, paid now (a server's preload)."""
-        self._warm(graph)
+        info = self.store.graph_info(graph)
+        if info is not None:
+            self._warm(graph, info.get("version"))
 
-    def _warm(self, graph: str) -> None:
-        """Every relation text of the graph embedded once, in batches, and kept on disk between processes
-        (GQA_HOME/cache/relation_texts/<embedder>.npz): a first question then embeds nothing but itself."""
+    def _warm(self, graph: str, version: Any) -> None:
+        """Every relation text of the graph embedded once (per graph version), in batches, and kept on disk
+        between processes (GQA_HOME/cache/relation_texts/<embedder>.npz): a first question then embeds nothing
+        but itself."""
         with self._lock:
-            if graph in self._warmed:
+            if graph in self._warmed and self._warmed[graph] == version:
                 return
             path = relation_cache_path(self.embedder.name)
             if not self.relations.known and path.is_file():
@@ -148,15 +150,17 @@ class PathKGRetriever:
                 partial = path.with_name(f".{path.name}.{os.getpid()}.npz")
                 np.savez(partial, texts=np.asarray(texts), vectors=np.stack([self.relations.known[t] for t in texts]))
                 partial.replace(path)
-            self._warmed.add(graph)
+            self._warmed[graph] = version
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
 
-    def _retriever(self, graph: str) -> PathRetriever:
-        self._warm(graph)
+    def _retriever(self, graph: str, info: Mapping[str, Any]) -> PathRetriever:
+        """Over the copy of the graph held in memory at the version `info` (its record) names, else over Neo4j."""
+        version = info.get("version")
+        self._warm(graph, version)
         if self.cache is not None:
-            cached = self.cache.get(graph)
+            cached = self.cache.get(graph, record=info)
             if cached is not None:
                 with cached.extras_lock:
                     key = ("paths",)
@@ -165,18 +169,21 @@ class PathKGRetriever:
                                                            relations=self.relations, graph_name=graph,
                                                            relation_naming=named_by_words)
                     return cached.extras[key]
+        self.context.check_readable(graph, info)
         return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
                              graph_name=graph, linking=StoreLinking(self.store,
                                                                     relation_words=self._relation_words.get(graph)),
-                             relation_values=lambda: self._values(graph), relation_naming=named_by_words)
+                             relation_values=lambda: self._values(graph, version), relation_naming=named_by_words)
 
-    def _values(self, graph: str) -> dict[str, tuple[int, int, int]]:
-        """The graph's relation value counts, read once per process (only when a question asks for a category)."""
+    def _values(self, graph: str, version: Any) -> dict[str, tuple[int, int, int]]:
+        """The graph's relation value counts, read once per graph version (only when a question asks for a
+        category)."""
         with self._lock:
-            if graph not in self._relation_values:
-                self._relation_values[graph] = self.store.kg_relation_values(graph)
-            return self._relation_values[graph]
+            if graph not in self._relation_values or self._relation_values[graph][0] != version:
+                self._relation_values[graph] = (version, self.store.kg_relation_values(graph))
+            return self._relation_values[graph][1]
 
+    @retried_once
     def retrieve(self, question: str, *, graph: str | None = None, params: RetrievalParams | None = None,
                  overrides: Mapping[str, Any] | None = None, record: bool = True) -> Retrieval:
         if graph is None:
@@ -187,7 +194,7 @@ class PathKGRetriever:
             raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
                               f"(use --retriever static)")
         started = time.perf_counter()
-        result = self._retriever(graph).retrieve(asked.embedded, asked.vector)
+        result = self._retriever(graph, info).retrieve(asked.embedded, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"paths": ms_since(started)}, kind=self.kind,
                                    record=record, warnings=unused_parameters(self.kind, params, overrides))

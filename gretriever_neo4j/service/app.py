@@ -10,9 +10,9 @@
     GET  /                       the web page; /docs the OpenAPI documentation
 
 Errors are JSON `{"detail": …}`, their status chosen by the error's type (`errors.GqaError.http_status`): 422 bad
-input, 404 unknown graph or retrieval, 413 body too large, 429 generation queue full and 503 Neo4j unreachable (both
-with Retry-After), 401 missing or wrong token; a failure of ours is 500 with a short log id whose traceback is in
-the server's log, never in the response.
+input, 404 unknown graph or retrieval, 413 body too large, 429 generation queue full, 503 Neo4j unreachable or a
+graph changing under the request (with a log id), all three with Retry-After, 401 missing or wrong token; a
+failure of ours is 500 with a short log id whose traceback is in the server's log, never in the response.
 """
 
 from __future__ import annotations
@@ -33,7 +33,15 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from gretriever_neo4j.errors import DatabaseError, GqaError, NotFoundError, driver_unavailable, internal_failure
+from gretriever_neo4j.errors import (
+    DatabaseError,
+    GqaError,
+    GraphChangingError,
+    NotFoundError,
+    driver_unavailable,
+    internal_failure,
+    new_log_id,
+)
 from gretriever_neo4j.service.runtime import Runtime, StreamState, Ticket, TokenStream
 
 log = logging.getLogger(__name__)
@@ -64,6 +72,10 @@ def failure(error: BaseException, where: str) -> tuple[int, str, dict[str, str]]
     if isinstance(error, GqaError) and error.http_status < 500:
         headers = {"Retry-After": str(error.retry_after_s)} if hasattr(error, "retry_after_s") else {}
         return error.http_status, str(error), headers
+    if isinstance(error, GraphChangingError):  # a graph changing under the request: the same request soon works
+        log_id = new_log_id()
+        log.warning("%s: %s (log id %s)", where, error, log_id)
+        return 503, f"{error} (log id {log_id})", {"Retry-After": str(error.retry_after_s)}
     if isinstance(error, DatabaseError) or driver_unavailable(error):
         log.warning("%s: Neo4j unavailable: %s", where, error)
         detail = str(error) if isinstance(error, DatabaseError) else "Neo4j is unreachable; try again shortly"

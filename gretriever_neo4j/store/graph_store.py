@@ -11,11 +11,15 @@ Stored model:
   (:Node)-[:REL {graph, dataset, text}]->(:Node)          identified by (src, text, dst)
   (:Relation {graph, text, dataset, embedding})           unique on (graph, text): the one vector every edge
                                                           with that text in that graph shares (layout 2)
-  (:Graph {id, dataset, kind})                            one per stored graph, empty graphs included
+  (:Graph {id, dataset, kind, version, state})            one per stored graph, empty graphs included; version:
+                                                          the last completed change's, drawn from the store-wide
+                                                          GqaMeta.graph_versions (never repeated); state:
+                                                          'writing' / 'dropping' while a change is under way
   (:Question {dataset, qid, text, answers, split, graph, topic_entities})
   (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`
   (:GqaMeta {id: 'schema', embedder, dim, layout})        which embedder made the stored vectors; layout 2
-                                                          (null: edges carry vectors, `gqa db migrate`)
+                                                          (null: edges carry vectors, `gqa db migrate`);
+                                                          graph_versions: the highest graph version given
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from gretriever_neo4j import cypher
-from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError
+from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, InvariantError
 from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.settings import Neo4jSettings
 from gretriever_neo4j.store.driver import open_driver, said_unavailable
@@ -42,12 +46,13 @@ from gretriever_neo4j.store.rows import (
 )
 from gretriever_neo4j.store.statistics import tally_statistics
 
-__all__ = ["FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATION_VECTOR_INDEX", "GraphStore", "WriteBatch",
-           "connected", "needs_migration", "open_driver", "vectors_param"]
+__all__ = ["DROPPING", "FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATION_VECTOR_INDEX", "WRITING",
+           "GraphStore", "WriteBatch", "connected", "needs_migration", "open_driver", "vectors_param"]
 
 NODE_VECTOR_INDEX = "node_embedding"
 RELATION_VECTOR_INDEX = "relation_embedding"
 FULLTEXT_INDEX = "node_text"
+WRITING, DROPPING = "writing", "dropping"  # a (:Graph)'s state while a change is under way (`begin_change`)
 LAYOUT = 2  # one vector per (graph, relation text) on a (:Relation); 1 (stored as null): a vector on every edge
 
 def needs_migration(layout: int | None) -> bool:
@@ -62,12 +67,10 @@ _SCHEMA_STATEMENTS = (
 )
 _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 # The node vector index's HNSW build settings. An ingest pays each node's insertion at commit, and that insertion
-# (Lucene's search for the new vector's neighbours, `ef_construction` wide) was the largest part of the server's
-# write work: 32 inserts 2.5x faster than Neo4j's default 100, and the whole write path runs 1.35x faster
-# (`bench/results/index_writes.json`). The narrower graph is then searched wider (`NODE_INDEX_ASK`): asked for 256
-# hits, it finds more of the exact 10 best nodes than the default build asked for 128 did (MetaQA 0.976 vs 0.967,
-# WebQSP 0.932 vs 0.926; `bench/results/vector_index.json`) for ~5 ms more per query. Relation texts are few and
-# keep the default build.
+# (Lucene's search for the new vector's neighbours, `ef_construction` wide) is the largest part of the server's
+# write work, and a narrower build inserts much faster than Neo4j's default 100. The narrower graph is then searched
+# wider (`NODE_INDEX_ASK`): asked for 256 hits, it finds more of the exact 10 best nodes than the default build asked
+# for 128, for a few ms more per query. Relation texts are few and keep the default build.
 NODE_INDEX_BUILD = {"vector.hnsw.m": 16, "vector.hnsw.ef_construction": 32}
 NODE_INDEX_ASK = (32, 256)  # hits asked of the node index for k seeds: max(32 k, 256), more if the graph has few
 NODE_INDEX_KEEP = (16, 128)  # of which the graph's best max(16 k, 128) are returned, as many as before the wider ask
@@ -251,11 +254,14 @@ class GraphStore:
 
     # -- retrieval --------------------------------------------------------------------------------
     def graph_version(self, graph: str) -> int | None:
-        """Bumped by every write to the graph (None: unknown graph, or written before versions existed)."""
+        """The last completed change's version, never repeated for other contents, a dropped graph's included
+        (None: unknown graph, one whose first change is under way, or one written before versions existed)."""
         rows = self.read("graph_version", graph=graph)
         return rows[0]["version"] if rows else None
 
     def graph_info(self, graph: str) -> dict[str, Any] | None:
+        """id, dataset, kind, version (`graph_version`) and state (None, or `WRITING` / `DROPPING` while a change
+        is under way); None for an unknown graph."""
         rows = self.read("graph_info", graph=graph)
         return rows[0] if rows else None
 
@@ -413,12 +419,39 @@ class GraphStore:
     def bump_graph_version(self, graph: str) -> None:
         self.write("graph_bump_version", graph=graph)
 
+    def begin_change(self, graphs: Sequence[Mapping[str, Any]], state: str = WRITING) -> None:
+        """Opens a change of these graphs (rows: id, and dataset and kind for a graph not stored yet): until
+        `end_change`, readers answer from the version the record names (a server's cached copy), and no cache
+        loads the graph. A change that fails stays open: running it again (or `gqa drop`) closes it."""
+        if state not in (WRITING, DROPPING):
+            raise InvariantError(f"a change is {WRITING!r} or {DROPPING!r}, not {state!r}", field="state")
+        rows = [{"id": g["id"], "dataset": g.get("dataset"), "kind": g.get("kind")} for g in graphs]
+        if rows:
+            self.write("graphs_change_begin", graphs=rows, state=state)
+
+    def end_change(self, graphs: Sequence[str], *, changed: bool = True) -> None:
+        """Closes a change: readers move to the new contents in one step. `changed`: something was written or
+        deleted, so the graphs get a new version (a change that changed nothing leaves caches as they are)."""
+        if graphs:
+            self.write("graphs_change_end", graphs=sorted(set(graphs)), bump=bool(changed))
+
+    @contextmanager
+    def changing(self, graphs: Sequence[str], *, changed: bool = True) -> Iterator[None]:
+        """`begin_change` / `end_change` of stored graphs around a block; left open if the block fails."""
+        known = sorted(self.known_graphs(list(graphs)))
+        self.begin_change([{"id": graph} for graph in known])
+        yield
+        self.end_change(known, changed=changed)
+
     def drop_graph(self, graph: str, *, batch: int = 10_000,
                    on_progress: OnProgress | None = None) -> dict[str, int]:
         """Deletes everything of `graph`, each kind in transactions of at most `batch` items (a large graph never
         has to fit in one transaction), edges before nodes, the graph record last (so an interrupted drop can be
-        run again). The version bump first tells caches to let go of the graph. Returns the counts deleted."""
-        self.bump_graph_version(graph)
+        run again). The graph is marked `dropping` before anything is deleted: readers holding a copy answer from
+        it, the others are told to retry, until the record is gone and the graph unknown. Retrievals recorded
+        while it was dropping are deleted after the record. Returns the counts deleted."""
+        if self.known_graphs([graph]):
+            self.begin_change([{"id": graph}], DROPPING)
         deleted: dict[str, int] = {}
         for kind, name in (("edges", "drop_rels_batch"), ("relations", "drop_relations_batch"),
                            ("nodes", "drop_nodes_batch"),
@@ -428,6 +461,8 @@ class GraphStore:
                 deleted[kind] += count
                 notify(on_progress, kind, deleted[kind])
         deleted["graph_records"] = int(self.write("drop_graph_record", graph=graph)[0]["deleted"])
+        while count := int(self.write("drop_retrievals_batch", graph=graph, batch=int(batch))[0]["deleted"]):
+            deleted["retrievals"] += count
         return deleted
 
     def delete_edges(self, graph: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:

@@ -37,13 +37,18 @@ def migrate(store: GraphStore, *, batch: int = 10_000, on_progress: OnProgress |
     """Brings the store to `LAYOUT` and its node vector index to this version's build settings; a store already
     there (or empty) is left as it is."""
     layout = store.layout()
-    report = (_share_relation_vectors(store, layout, batch, on_progress) if needs_migration(layout)
-              else MigrationReport(layout, layout))
     info = store.embedder_info()
-    if info is not None and store.node_index_outdated():
-        notify(on_progress, "node vector index rebuilt", 0, None)
-        store.rebuild_node_index(info[1])
-        report.node_index_rebuilt = True
+    rebuild = info is not None and store.node_index_outdated()
+    if not needs_migration(layout) and not rebuild:
+        return MigrationReport(layout, layout)
+    # Every graph changes at once (its edges, or the index its seeds come from): readers keep what they hold.
+    with store.changing([row["graph"] for row in store.read("stats_graph_records")]):
+        report = (_share_relation_vectors(store, layout, batch, on_progress) if needs_migration(layout)
+                  else MigrationReport(layout, layout))
+        if rebuild:
+            notify(on_progress, "node vector index rebuilt", 0, None)
+            store.rebuild_node_index(info[1])
+            report.node_index_rebuilt = True
     return report
 
 

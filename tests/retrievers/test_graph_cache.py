@@ -43,7 +43,7 @@ def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
                         nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
                         edges=[Edge("Heat", "directed_by", "Michael Mann")])
     ingest([first], store, embedder.embed, dataset=store.test_prefix)
-    cache = GraphCache(store, check_seconds=0.0)
+    cache = GraphCache(store)
     assert cache.get(graph, wait=True).kg.num_edges == 1
     version = store.graph_version(graph)
     second = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
@@ -57,3 +57,25 @@ def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
         time.sleep(0.2)
     assert cached is not None and cached.kg.num_edges == 2
     assert cache.get("no such graph", wait=True) is None
+
+
+def test_a_change_is_one_step_for_the_cache_and_versions_never_repeat(store, embedder):
+    graph = f"{store.test_prefix}-step"
+    record = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
+                         nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
+                         edges=[Edge("Heat", "directed_by", "Michael Mann")])
+    ingest([record], store, embedder.embed, dataset=store.test_prefix)
+    cache = GraphCache(store)
+    held = cache.get(graph, wait=True)
+    version = store.graph_version(graph)
+    store.begin_change([{"id": graph}])  # a change under way: the copy of the last version keeps answering
+    assert store.graph_info(graph)["state"] == "writing" and store.graph_version(graph) == version
+    assert cache.get(graph) is held
+    cache._graphs.clear()
+    assert cache.get(graph, wait=True) is None and cache.load(graph) is None  # nothing loads mid-change
+    store.end_change([graph], changed=False)  # nothing changed: the same version
+    assert store.graph_info(graph)["state"] is None and store.graph_version(graph) == version
+
+    store.drop_graph(graph)
+    ingest([record], store, embedder.embed, dataset=store.test_prefix)  # the same graph again
+    assert store.graph_version(graph) > version  # a version is never given twice, across a drop too
