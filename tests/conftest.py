@@ -78,3 +78,14 @@ def store(neo4j_driver, neo4j_settings, embedder):
     neo4j_driver.execute_query(
         "MATCH (x) WHERE (x:Graph OR x:Question OR x:Retrieval OR x:Relation) AND "
         "(x.id STARTS WITH $p OR x.dataset STARTS WITH $p OR x.graph STARTS WITH $p) DETACH DELETE x", p=prefix)
+
+
+_NEO4J_FIXTURES = {"neo4j_settings", "neo4j_driver", "store"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the server (through any fixture that needs it) is marked `neo4j`, so
+    `-m "not neo4j and not slow"` selects the unit tier without anyone remembering a mark."""
+    for item in items:
+        if _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import ingest, ingest_dataset
+from gretriever_neo4j.loaders import get_loader
 from gretriever_neo4j.loaders.webqsp import rejoined
-from gretriever_neo4j.records import Edge, GraphRecord, Node
+from gretriever_neo4j.records import Edge, GraphRecord, Node, QuestionRecord
 
 from cli_helpers import gqa, invoke
 
@@ -23,6 +25,80 @@ def _dataset_counts(store, dataset: str) -> dict:
     return store.stats().get(dataset, {"graphs": 0, "nodes": 0, "edges": 0, "questions": {}})
 
 
+def _as_own(records, dataset: str):
+    """A loader's records under a dataset (and graph ids) of the test's own: a slice of a benchmark never mixes
+    with the whole benchmark a developer's store may hold, and the `store` fixture removes it afterwards."""
+    for record in records:
+        yield replace(record, dataset=dataset, graph_id=f"{dataset}/{record.graph_id}")
+
+
+def _slice(source, loader: str, dataset: str, **options) -> list:
+    return list(_as_own(get_loader(loader).read(str(source), **options), dataset))
+
+
+# Slices of the shared benchmarks (hundreds of rows) through the loaders and the batched writer: counts equal the
+# rows, a run cut short resumes where it stopped, a second run writes nothing. The whole files are read by the
+# loader tests without Neo4j; their whole ingests are the `full` tests below (`pytest -m full`).
+
+def test_webqsp_slice_counts_match_resumes_and_rerun_changes_nothing(store, embedder, shared_data):
+    path = shared_data / "webqsp" / "webqsp_evidence_test.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()[:150]]
+    entities = {part for row in rows for triple in row["graph"] for part in rejoined(*triple)[::2]}
+    triples = {rejoined(*triple) for row in rows for triple in row["graph"]}
+    dataset = f"{store.test_prefix}-webqsp"
+    first = ingest(_slice(path, "webqsp", dataset, limit=60), store, embedder.embed, dataset=dataset,
+                   max_batch_items=400)
+    rest = ingest(_slice(path, "webqsp", dataset, limit=150), store, embedder.embed, dataset=dataset,
+                  max_batch_items=400)
+    assert first.batches > 1 and rest.batches > 1 and 0 < first.edges_written < len(triples)
+    assert first.edges_written + rest.edges_written == len(triples)
+    counts = _dataset_counts(store, dataset)
+    assert (counts["nodes"], counts["edges"]) == (len(entities), len(triples))
+    assert counts["embedded_nodes"] == len(entities) and counts["embedded_edges"] == len(triples)
+    assert counts["questions"]["test"] == 150
+
+    again = ingest(_slice(path, "webqsp", dataset, limit=150), store, embedder.embed, dataset=dataset,
+                   max_batch_items=400)
+    assert (again.nodes_written, again.edges_written, again.texts_embedded) == (0, 0, 0)
+    assert _dataset_counts(store, dataset) == counts
+
+
+def test_explagraphs_slice_one_graph_per_row(store, embedder, shared_data):
+    path = shared_data / "explagraphs" / "train_dev.tsv"
+    dataset = f"{store.test_prefix}-explagraphs"
+    records = _slice(path, "explagraphs", dataset, limit=200)
+    splits = {}
+    for record in records:
+        if isinstance(record, QuestionRecord):
+            splits[record.split] = splits.get(record.split, 0) + 1
+    report = ingest(records, store, embedder.embed, dataset=dataset, max_batch_items=300)
+    counts = _dataset_counts(store, dataset)
+    assert report.batches > 1 and counts["graphs"] == 200 and counts["kind"] == "per-sample"
+    assert counts["questions"] == splits and set(splits) == {"train", "val", "test"}
+    assert counts["nodes"] == report.nodes_read  # node keys are local to each graph: nothing merges
+    again = ingest(_slice(path, "explagraphs", dataset, limit=200), store, embedder.embed, dataset=dataset)
+    assert (again.nodes_written, again.edges_written) == (0, 0)
+
+
+def test_metaqa_slice_kb_and_questions(store, embedder, shared_data):
+    folder = shared_data / "metaqa"
+    lines = [l.split("|") for l in (folder / "kb.txt").read_text().splitlines()[:3000] if l.strip()]
+    dataset = f"{store.test_prefix}-metaqa"
+    records = _slice(folder, "metaqa", dataset, limit=50, kb_limit=3000)
+    questions = [r for r in records if isinstance(r, QuestionRecord)]
+    report = ingest(records, store, embedder.embed, dataset=dataset, max_batch_items=1000)
+    counts = _dataset_counts(store, dataset)
+    assert report.batches > 1
+    assert counts["nodes"] == len({part for h, _, t in lines for part in (h, t)})
+    assert counts["edges"] == len({tuple(l) for l in lines})
+    assert sum(counts["questions"].values()) == len(questions) == 150 and set(counts["questions"]) <= {"train", "val"}
+    again = ingest(_slice(folder, "metaqa", dataset, limit=50, kb_limit=3000), store, embedder.embed,
+                   dataset=dataset, max_batch_items=1000)
+    assert (again.nodes_written, again.edges_written, again.texts_embedded) == (0, 0, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.full
 def test_webqsp_file_counts_match_and_rerun_changes_nothing(store, embedder, shared_data):
     path = shared_data / "webqsp" / "webqsp_evidence_test.jsonl"
     entities, triples, questions = set(), set(), 0
@@ -44,6 +120,8 @@ def test_webqsp_file_counts_match_and_rerun_changes_nothing(store, embedder, sha
     assert _dataset_counts(store, "webqsp") == counts
 
 
+@pytest.mark.slow
+@pytest.mark.full
 def test_explagraphs_one_graph_per_row_with_paper_split(store, embedder, shared_data):
     path = shared_data / "explagraphs" / "train_dev.tsv"
     report = ingest_dataset(store, embedder, "explagraphs", str(path))
@@ -56,6 +134,8 @@ def test_explagraphs_one_graph_per_row_with_paper_split(store, embedder, shared_
     assert (again.nodes_written, again.edges_written) == (0, 0)
 
 
+@pytest.mark.slow
+@pytest.mark.full
 def test_metaqa_kb_and_questions(store, embedder, shared_data):
     folder = shared_data / "metaqa"
     lines = [l.split("|") for l in (folder / "kb.txt").read_text().splitlines() if l.strip()]
@@ -203,9 +283,13 @@ def test_cli_bad_input_exits_1_with_file_and_line_and_no_traceback(store, tmp_pa
     assert missing.returncode == 1 and "nope.tsv" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_cli_stats_json(store):
+def test_cli_stats_json(store, embedder, tmp_path):
+    triples = tmp_path / "kb.tsv"
+    triples.write_text("Ada\tknows\tBob\n")
+    name = f"{store.test_prefix}-stats"
+    ingest_dataset(store, embedder, "triples", str(triples), graph=name)
     result = invoke("stats", "--json")  # in-process: only its output matters here
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["embedder"]["dim"] == 384 and isinstance(data["datasets"], dict)
-    assert any(row["graph"] == "webqsp" and row["kind"] == "kg" for row in data["graphs"])
+    assert any(row["graph"] == name and row["kind"] == "kg" for row in data["graphs"])

@@ -182,6 +182,7 @@ def test_each_trainable_variant_learns_and_generates(variant, tmp_path):
     assert len(answers) == 4 and all(isinstance(a, str) for a in answers)
 
 
+@pytest.mark.slow
 def test_g_retriever_lora_memorises_through_the_graph_token(tmp_path):
     # Identical text for every sample: only the graphs differ, so distinct right answers need the graph token.
     samples = memorisation_set(4, same_text=True)

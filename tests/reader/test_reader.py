@@ -21,6 +21,7 @@ def inputs(kg, embedder, rows):
     return [reader_input(q, result, embedder.embed([q])[0], hints=[topic]) for q, topic, _ in rows]
 
 
+@pytest.mark.slow
 def test_reader_learns_a_toy_kg_to_100_percent(kg, embedder, tmp_path):
     train_rows = questions(kg, TITLES[:11], PEOPLE[:8])
     test_rows = questions(kg, TITLES[11:], PEOPLE[8:])

@@ -18,6 +18,7 @@ def kg(embedder):
     return toy_kg(embedder)
 
 
+@pytest.mark.slow
 def test_trained_on_its_own_paths_it_answers_human_questions(kg, embedder):
     synthesis = synthesize(kg, SynthesisConfig(questions=400, seed=0, max_hops=2, hub_quantile=1.0))
     train, val = split_by_path(synthesis.questions, 0.15, seed=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 
+import pytest
 import torch
 import torch.multiprocessing as mp
 
@@ -26,6 +27,7 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_two_processes_equal_one_with_the_doubled_batch(tmp_path):
     # Prompt tuning: no layer looks across the batch, so the equality is exact up to float sums.
     mp.spawn(run, args=(2, _port(), str(tmp_path), 2, "prompt-tuning"), nprocs=2, join=True)
@@ -39,6 +41,7 @@ def test_two_processes_equal_one_with_the_doubled_batch(tmp_path):
     assert (tmp_path / "ckpt-2" / "best").is_dir() and (tmp_path / "ckpt-2" / "last").is_dir()
 
 
+@pytest.mark.slow
 def test_g_retriever_trains_data_parallel_on_cpu(tmp_path):
     """The graph encoder's batch norm normalises per rank on CPU: close to, not equal to, the doubled batch."""
     mp.spawn(run, args=(2, _port(), str(tmp_path), 2, "g-retriever"), nprocs=2, join=True)

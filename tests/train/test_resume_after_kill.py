@@ -3,6 +3,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 from gretriever_neo4j.model.checkpoint import read_checkpoint
@@ -14,6 +15,7 @@ from model_toys import toy_model
 WORKER = Path(__file__).resolve().parent / "kill_worker.py"
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_epoch_resumes_to_the_same_next_epoch(tmp_path):
     straight_model = toy_model("g-retriever", seed=3)
     straight = train(straight_model, samples(), samples()[:4], config(), tmp_path / "straight")
