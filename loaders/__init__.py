@@ -10,7 +10,7 @@ Missing files always raise. No loader touches the database or a model.
 from __future__ import annotations
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.loaders import explagraphs, metaqa, scenegraphs, usergraph, webqsp
+from gretriever_neo4j.loaders import explagraphs, metaqa, rdf, scenegraphs, usergraph, webqsp
 from gretriever_neo4j.loaders._common import Loader, OnBadRow
 
 LOADERS: dict[str, Loader] = {
@@ -20,6 +20,7 @@ LOADERS: dict[str, Loader] = {
     "metaqa": metaqa,
     "csv": usergraph.CSV,
     "triples": usergraph.TRIPLES,
+    "rdf": rdf,
 }
 
 

@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 import typer
 from rich.table import Table
 
-from gretriever_neo4j.cli.app import app, console, int_list, store_session
+from gretriever_neo4j.cli.app import app, connection_settings, console, int_list, store_session
 from gretriever_neo4j.errors import ConfigError
 
 
 @app.command()
 def ingest(
-    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples | "
-                                  "questions (a questions file for --graph)"),
+    dataset: str = typer.Argument(..., help="webqsp | explagraphs | scenegraphs | metaqa | csv | triples | rdf | "
+                                  "neo4j | questions (a questions file for --graph)"),
     source: Optional[str] = typer.Option(None, "--source", "-s", help="hub id, folder or file (triples: the file)"),
     limit: Optional[int] = typer.Option(None, "--limit", min=0, help="only the first N samples, for quick runs"),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="sentence-transformers model id or path"),
@@ -38,13 +39,23 @@ def ingest(
                               "to the graph's nodes"),
     hops: Optional[str] = typer.Option(None, "--hops", help="metaqa: e.g. 1,2,3"),
     batch_size: int = typer.Option(5000, "--batch-size", min=1, help="nodes+edges per transaction"),
+    lang: Optional[str] = typer.Option(None, "--lang", help="rdf: the language of labels and literals [default en]"),
+    label_predicate: Optional[list[str]] = typer.Option(None, "--label-predicate", help="rdf: an IRI whose values "
+                                                        "name nodes, in order of preference (repeatable) [default "
+                                                        "rdfs:label, skos:prefLabel, schema:name]"),
+    source_uri: Optional[str] = typer.Option(None, "--uri", help="neo4j: the source server [default: gqa's own]"),
+    source_database: Optional[str] = typer.Option(None, "--database", help="neo4j: the source database [default: "
+                                                  "gqa's own]"),
+    text_property: Optional[list[str]] = typer.Option(None, "--text-property", help="neo4j: Label=property, the "
+                                                      "property that names nodes of a label (repeatable) [default "
+                                                      "name, else title]"),
+    query: Optional[str] = typer.Option(None, "--query", help="neo4j: a read-only Cypher statement returning rows "
+                                        "of (head, relation, tail) texts, instead of the whole source graph"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Load a dataset or your own graph into Neo4j, embedding every node and edge text once."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
     from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.ingest.graphs import execute_plan, plan_ingest
+    from gretriever_neo4j.ingest.graphs import plan_ingest
 
     if dataset == "questions":
         ingest_questions_command(graph=graph, source=source, limit=limit, embedder=embedder, skip_bad=skip_bad,
@@ -52,15 +63,33 @@ def ingest(
                                  as_json=as_json)
         return
     options = {"nodes": nodes, "edges": edges, "graph": graph, "split": split, "seed": seed,
-               "hops": int_list(hops, "--hops") if hops else None}
+               "hops": int_list(hops, "--hops") if hops else None, "lang": lang, "labels": label_predicate or None}
+    if dataset == "neo4j":
+        ingest_neo4j_command(graph=graph, source_uri=source_uri, source_database=source_database,
+                             text_property=text_property or [], query=query, limit=limit, embedder=embedder,
+                             reembed=reembed, skip_bad=skip_bad, bad_report=bad_report, sync=sync,
+                             batch_size=batch_size, as_json=as_json)
+        return
     with console.status(f"reading {dataset} (validating every row before writing)…"):
         plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
     with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
         model = Embedder(embedder)
+    with store_session() as store:
+        run_plan(plan, store, model, f"ingest {dataset}", reembed=reembed, batch_size=batch_size, sync=sync,
+                 as_json=as_json, bad_report=bad_report)
+
+
+def run_plan(plan, store, model, title: str, *, reembed: bool, batch_size: int, sync: bool, as_json: bool,
+             bad_report: Path) -> None:
+    """Writes a validated plan with progress bars, then prints its report."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from gretriever_neo4j.ingest.graphs import execute_plan
+
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
-    with store_session() as store, Progress(*columns, console=console, transient=not sys.stdout.isatty()) as bars:
-        task = bars.add_task(f"ingest {dataset}", total=plan.total, rate="")
+    with Progress(*columns, console=console, transient=not sys.stdout.isatty()) as bars:
+        task = bars.add_task(title, total=plan.total, rate="")
         started = time.perf_counter()
 
         def on_progress(p) -> None:
@@ -79,8 +108,40 @@ def ingest(
               ("seconds embedding", round(report.embed_seconds)), ("seconds writing", round(report.write_seconds)),
               *((("nodes deleted", report.nodes_deleted), ("edges deleted", report.edges_deleted),
                  ("questions deleted", report.questions_deleted)) if sync else ()))
-    print_ingest_report(report, f"ingest {dataset}", [(label, f"{value:,}") for label, value in counts],
+    print_ingest_report(report, title, [(label, f"{value:,}") for label, value in counts],
                         as_json=as_json, bad_report=bad_report)
+
+
+def ingest_neo4j_command(*, graph: Optional[str], source_uri: Optional[str], source_database: Optional[str],
+                         text_property: list[str], query: Optional[str], limit: Optional[int],
+                         embedder: Optional[str], reembed: bool, skip_bad: bool, bad_report: Path, sync: bool,
+                         batch_size: int, as_json: bool) -> None:
+    """`gqa ingest neo4j --graph NAME`: a graph already in Neo4j (gqa's own database, or --uri/--database),
+    read-only; see `ingest.neo4j_source`."""
+    import os
+    from contextlib import ExitStack
+
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.ingest.neo4j_source import parse_text_properties, plan_neo4j_ingest
+    from gretriever_neo4j.store.source import open_source
+
+    if not graph:
+        raise ConfigError("ingest neo4j needs --graph NAME, the name the graph is stored under")
+    own = connection_settings()
+    other_server = source_uri is not None and source_uri != own.uri
+    settings = replace(own, uri=source_uri or own.uri, database=source_database or own.database,
+                       **({"user": os.environ.get("NEO4J_SOURCE_USER", own.user),
+                           "password": os.environ.get("NEO4J_SOURCE_PASSWORD", own.password)} if other_server else {}))
+    with ExitStack() as stack:
+        store = stack.enter_context(store_session())
+        source = stack.enter_context(open_source(settings))
+        with console.status(f"reading {source.describe} (every node and relationship, before writing)…"):
+            plan = plan_neo4j_ingest(source, graph=graph, text_properties=parse_text_properties(text_property),
+                                     query=query, limit=limit, skip_bad=skip_bad, sync=sync)
+        with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
+            model = Embedder(embedder)
+        run_plan(plan, store, model, f"ingest neo4j into {graph}", reembed=reembed, batch_size=batch_size,
+                 sync=sync, as_json=as_json, bad_report=bad_report)
 
 
 def print_ingest_report(report, title: str, rows, *, as_json: bool, bad_report: Path, note: str = "") -> None:

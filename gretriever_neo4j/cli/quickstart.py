@@ -29,7 +29,8 @@ def quickstart(
     sample = resources.files("gretriever_neo4j") / "samples" / "webqsp_sample.jsonl"
     ingest(dataset="webqsp", source=str(sample), limit=None, embedder=None, reembed=False, skip_bad=False,
            bad_report=Path("gqa-bad-rows.tsv"), nodes=None, edges=None, graph=None, split=None, seed=None,
-           sync=False, link=True, hops=None, batch_size=5000, as_json=False)
+           sync=False, link=True, hops=None, batch_size=5000, lang=None, label_predicate=None, source_uri=None,
+           source_database=None, text_property=None, query=None, as_json=False)
     stats(as_json=False)
     console.rule(f"gqa ask {question!r}")
     from gretriever_neo4j.cli.ask import ask

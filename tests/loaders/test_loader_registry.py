@@ -12,6 +12,7 @@ EXPECTED = {
     "metaqa": ("metaqa", "kg"),
     "csv": ("csv", "per-sample"),
     "triples": ("triples", "kg"),
+    "rdf": ("rdf", "kg"),
 }
 
 
