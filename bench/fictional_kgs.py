@@ -9,7 +9,7 @@ Reported per graph and set-up: strict Hit@1 (the first answer is gold), Hit@1, F
 strict Hit@1 per question kind ("2:" kinds take two hops); the misses are kept for reading, except for the sets
 never to be tuned on.
 
-    python bench/fictional_kgs.py [--set all|tuned|held-out|held-out-3|fourth|fifth|sixth|seventh] [--graph NAME]
+    python bench/fictional_kgs.py [--set all|tuned|held-out|held-out-3|fourth|fifth|sixth|seventh|eighth] [--graph NAME]
         [--train] [--out bench/results/fictional_kgs.json]
 """
 
