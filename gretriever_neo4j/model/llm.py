@@ -60,7 +60,37 @@ def resolve_llm_location(name_or_path: str) -> str:
         return str(path)
     if _looks_like_path(name):
         raise ModelError(f"LLM folder '{name}' does not exist")
+    if not _in_local_hub_cache(name) and not _hub_reachable():
+        # The hub client would retry with back-off for most of a minute before saying the same.
+        raise ModelError(_unreachable_hint(name))
     return name
+
+
+def _in_local_hub_cache(name: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        return isinstance(try_to_load_from_cache(name, "config.json"), str)
+    except Exception:  # a malformed repo id: the loader says what is wrong with it
+        return True
+
+
+def _hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Whether the Hugging Face endpoint answers a TCP connection (True in offline mode, which the loaders
+    handle themselves)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return True
+    endpoint = urlsplit(constants.ENDPOINT)
+    try:
+        with socket.create_connection((endpoint.hostname or "", endpoint.port or 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

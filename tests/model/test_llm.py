@@ -58,7 +58,6 @@ def test_missing_local_folder_is_a_model_error(tmp_path):
         load_llm(str(tmp_path / "nowhere"), device="cpu")
 
 
-@pytest.mark.slow
 def test_unreachable_hub_id_says_there_is_no_hub():
     with pytest.raises(ModelError, match="hub could not be reached"):
         load_llm("nobody-here/no-such-model", device="cpu")
