@@ -54,9 +54,6 @@ def ingest(
     as_json: bool = typer.Option(False, "--json", help="print the summary as JSON"),
 ) -> None:
     """Load a dataset or your own graph into Neo4j, embedding every node and edge text once."""
-    from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.ingest.graphs import plan_ingest
-
     if dataset == "questions":
         ingest_questions_command(graph=graph, source=source, limit=limit, embedder=embedder, skip_bad=skip_bad,
                                  bad_report=bad_report, split=split, seed=seed, sync=sync, link=link,
@@ -70,8 +67,22 @@ def ingest(
                              reembed=reembed, skip_bad=skip_bad, bad_report=bad_report, sync=sync,
                              batch_size=batch_size, as_json=as_json)
         return
+    ingest_dataset_command(dataset, source, options=options, limit=limit, embedder=embedder, reembed=reembed,
+                           skip_bad=skip_bad, bad_report=bad_report, sync=sync, batch_size=batch_size,
+                           as_json=as_json)
+
+
+def ingest_dataset_command(dataset: str, source: Optional[str], *, options: Optional[dict] = None,
+                           limit: Optional[int] = None, embedder: Optional[str] = None, reembed: bool = False,
+                           skip_bad: bool = False, bad_report: Path = Path("gqa-bad-rows.tsv"), sync: bool = False,
+                           batch_size: int = 5000, as_json: bool = False) -> None:
+    """`gqa ingest DATASET`: a loader's source validated whole, then written with progress bars and its report
+    printed; `options` are the loader's own (graph, split, hops…). `gqa quickstart` runs it too."""
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.ingest.graphs import plan_ingest
+
     with console.status(f"reading {dataset} (validating every row before writing)…"):
-        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **options)
+        plan = plan_ingest(dataset, source, limit=limit, skip_bad=skip_bad, sync=sync, **(options or {}))
     with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
         model = Embedder(embedder)
     with store_session() as store:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import typer
 
 from gretriever_neo4j.cli.app import app, console
 from gretriever_neo4j.cli.graphs import stats
-from gretriever_neo4j.cli.ingest import ingest
+from gretriever_neo4j.cli.ingest import ingest_dataset_command
 
 
 @app.command()
@@ -27,10 +26,7 @@ def quickstart(
             status = server.start(server.default_layout())
         console.print(f"[green]Neo4j is up[/]: {status.bolt_uri}, Browser at {status.browser_url}")
     sample = resources.files("gretriever_neo4j") / "samples" / "webqsp_sample.jsonl"
-    ingest(dataset="webqsp", source=str(sample), limit=None, embedder=None, reembed=False, skip_bad=False,
-           bad_report=Path("gqa-bad-rows.tsv"), nodes=None, edges=None, graph=None, split=None, seed=None,
-           sync=False, link=True, hops=None, batch_size=5000, lang=None, label_predicate=None, source_uri=None,
-           source_database=None, text_property=None, query=None, as_json=False)
+    ingest_dataset_command("webqsp", str(sample))
     stats(as_json=False)
     console.rule(f"gqa ask {question!r}")
     from gretriever_neo4j.cli.ask import ask
