@@ -416,9 +416,6 @@ class GraphStore:
         """Nodes, edges, questions and retrievals of `graph`, and whether a (:Graph) record names it."""
         return self.read("graph_counts", graph=graph)[0]
 
-    def bump_graph_version(self, graph: str) -> None:
-        self.write("graph_bump_version", graph=graph)
-
     def begin_change(self, graphs: Sequence[Mapping[str, Any]], state: str = WRITING) -> None:
         """Opens a change of these graphs (rows: id, and dataset and kind for a graph not stored yet): until
         `end_change`, readers answer from the version the record names (a server's cached copy), and no cache

@@ -17,6 +17,13 @@ from gretriever_neo4j.retrievers.neo4j import StaticRetriever
 pytestmark = pytest.mark.neo4j
 
 
+def _directed(graph: str, dataset: str) -> GraphRecord:
+    """One film and its director: the smallest knowledge graph a cache holds."""
+    return GraphRecord(graph_id=graph, dataset=dataset, kind="kg",
+                       nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
+                       edges=[Edge("Heat", "directed_by", "Michael Mann")])
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_cached_retrieval_equals_the_neo4j_path(store, embedder, seed):
     graph = f"{store.test_prefix}-cache{seed}"
@@ -39,10 +46,7 @@ def test_cached_retrieval_equals_the_neo4j_path(store, embedder, seed):
 
 def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
     graph = f"{store.test_prefix}-follow"
-    first = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
-                        nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
-                        edges=[Edge("Heat", "directed_by", "Michael Mann")])
-    ingest([first], store, embedder.embed, dataset=store.test_prefix)
+    ingest([_directed(graph, store.test_prefix)], store, embedder.embed, dataset=store.test_prefix)
     cache = GraphCache(store)
     assert cache.get(graph, wait=True).kg.num_edges == 1
     version = store.graph_version(graph)
@@ -61,9 +65,7 @@ def test_a_write_bumps_the_version_and_the_cache_follows(store, embedder):
 
 def test_a_change_is_one_step_for_the_cache_and_versions_never_repeat(store, embedder):
     graph = f"{store.test_prefix}-step"
-    record = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg",
-                         nodes=[Node("Heat", "Heat"), Node("Michael Mann", "Michael Mann")],
-                         edges=[Edge("Heat", "directed_by", "Michael Mann")])
+    record = _directed(graph, store.test_prefix)
     ingest([record], store, embedder.embed, dataset=store.test_prefix)
     cache = GraphCache(store)
     held = cache.get(graph, wait=True)
