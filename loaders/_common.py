@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,6 +277,12 @@ class GraphBuilder:
               line: int | None) -> GraphRecord:
         return GraphRecord(graph_id=graph_id, dataset=dataset, kind=kind, nodes=list(self._nodes.values()),
                            edges=list(self.edges), source=str(source) if source is not None else None, line=line)
+
+
+def opaque_text(key: str) -> str:
+    """The text of a record with no name of its own (an RDF blank node, a Neo4j node without a text property):
+    an id the reader takes as a way through, never as an answer, the same for the same key on every run."""
+    return f"record-{zlib.crc32(key.encode()) % 1_000_000:06d}"
 
 
 def batched_kg_records(triples: Iterable[tuple[int, str, str, str]], *, graph_id: str, dataset: str,

@@ -48,6 +48,7 @@ from gretriever_neo4j.loaders._common import (
     GraphBuilder,
     OnBadRow,
     check_limit,
+    opaque_text,
     reject,
     reject_unknown_options,
     require_dir,
@@ -327,7 +328,7 @@ def _record(triples: list[tuple], index: LabelIndex, graph_id: str, path: Path, 
     def node(term) -> str:
         if isinstance(term, BNode):
             key = f"_:{scope}{term}"
-            builder.add_node(key, f"record-{zlib.crc32(key.encode()) % 1_000_000:06d}")
+            builder.add_node(key, opaque_text(key))
         elif isinstance(term, Literal):
             key = f'"{term}"' + (f"^^<{term.datatype}>" if term.datatype is not None else "")
             builder.add_node(key, literal_text(term))

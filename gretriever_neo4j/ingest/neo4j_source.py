@@ -22,14 +22,20 @@ rows. The source is read twice (validated, then written), as every loader's is.
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import date, datetime, time
 from typing import Any
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.ingest.graphs import IngestPlan
-from gretriever_neo4j.loaders._common import DEFAULT_KG_BATCH, GraphBuilder, OnBadRow, check_limit, reject
+from gretriever_neo4j.loaders._common import (
+    DEFAULT_KG_BATCH,
+    GraphBuilder,
+    OnBadRow,
+    check_limit,
+    opaque_text,
+    reject,
+)
 from gretriever_neo4j.records import GraphRecord, Record
 from gretriever_neo4j.store.source import SourceGraph
 
@@ -162,11 +168,6 @@ def humanized(name: str) -> str:
     """`ACTED_IN` -> "acted in", `releasedYear` -> "released year"."""
     words = _CAMEL.sub(" ", re.sub(r"[_\-.]+", " ", name)).split()
     return " ".join(word.lower() for word in words) or name
-
-
-def opaque_text(element_id: str) -> str:
-    """A record's text: an id the reader takes as a way through, never as an answer."""
-    return f"record-{zlib.crc32(element_id.encode()) % 1_000_000:06d}"
 
 
 def _built(builder: GraphBuilder, graph: str, source: SourceGraph) -> GraphRecord:
