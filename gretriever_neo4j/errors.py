@@ -51,6 +51,13 @@ class NotFoundError(ConfigError):
     http_status = 404
 
 
+class ConflictError(GqaError):
+    """The request is sound but what it names is in a state that refuses it (a graph being dropped): 409. Unlike
+    `GraphChangingError`, retrying soon is no remedy (a dropped graph stays gone)."""
+
+    http_status = 409
+
+
 class DatabaseError(GqaError):
     """Neo4j is unreachable, refuses our credentials, or lacks the schema we need."""
 

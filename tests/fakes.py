@@ -3,7 +3,7 @@
 - `FakeEmbedder`: character-trigram hashing into a fixed width, so "invent" is near "invented" (a stand-in for
   a sentence encoder that a zero-shot reader can work with), `embed_query` shaped like the real one's result.
 - `FakeStore`: the few store methods the retrieval context and `QA` call (graph_info, embedder_info, node_refs,
-  record_retrieval), recording what was written.
+  record_retrieval, record_answer), recording what was written.
 - `FakeRetriever`: the `retrievers.base.Retriever` protocol over an in-memory graph: the whole graph is the
   subgraph, assembled and recorded by the real `RetrievalContext`.
 - `toy_kg()`: Benjamin Franklin's inventions and birthplace, and Thomas Edison's phonograph.
@@ -73,6 +73,7 @@ class FakeStore:
         self.graphs = dict(graphs or {})
         self.embedder = embedder
         self.recorded: list[dict] = []
+        self.answered: list[dict] = []  # record_answer's fields
 
     def graph_info(self, graph: str) -> dict | None:
         info = self.graphs.get(graph)
@@ -89,6 +90,10 @@ class FakeStore:
 
     def record_retrieval(self, **fields) -> None:
         self.recorded.append(fields)
+
+    def record_answer(self, **fields) -> bool:
+        self.answered.append(fields)
+        return True
 
 
 def toy_kg(embedder: FakeEmbedder) -> CandidateGraph:

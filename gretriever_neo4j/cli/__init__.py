@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from gretriever_neo4j.cli import ask, db, graphs, ingest, quickstart, serve, train  # noqa: F401  (registration)
+from gretriever_neo4j.cli import ask, db, feedback, graphs, ingest, quickstart, serve, train  # noqa: F401  (registration)
 from gretriever_neo4j.cli.app import app, err_console, fail
 from gretriever_neo4j.errors import GqaError
 

@@ -42,7 +42,8 @@ def drop(
 
 @app.command()
 def stats(as_json: bool = typer.Option(False, "--json")) -> None:
-    """What is stored, graph by graph (per-sample datasets as one row each), with the models trained for it."""
+    """What is stored, graph by graph (per-sample datasets as one row each), where it was read from, and the models
+    trained for it."""
     from gretriever_neo4j.qa.overview import graph_rows
 
     with store_session() as store:
@@ -54,15 +55,17 @@ def stats(as_json: bool = typer.Option(False, "--json")) -> None:
                                        "graphs": rows, "datasets": data}))
         return
     table = Table(title="gqa stats" + (f" — embedder {embedder[0]} ({embedder[1]}-d)" if embedder else ""))
-    for column in ("graph", "dataset", "kind", "nodes", "edges", "embedded", "questions train/val/test",
+    for column in ("graph", "dataset", "kind", "source", "nodes", "edges", "embedded", "questions train/val/test",
                    "trained"):
-        table.add_column(column, justify="left" if column in ("graph", "dataset", "kind", "trained") else "right")
+        table.add_column(column, justify="left" if column in ("graph", "dataset", "kind", "source", "trained")
+                         else "right")
     for row in rows:
         questions = _splits(row["questions"])
         name = row["graph"] or f"({row['graphs']:,} graphs)"
         models = row["models"]
         trained = (f"{', '.join(models['parts'])} ({models['trained_at'][:10]})" if models else "—")
-        table.add_row(name, str(row["dataset"] or ""), str(row["kind"] or ""), f"{row['nodes']:,}",
+        table.add_row(name, str(row["dataset"] or ""), str(row["kind"] or ""), row.get("source") or "—",
+                      f"{row['nodes']:,}",
                       f"{row['edges']:,}", f"{row['embedded_nodes'] + row['embedded_edges']:,}", questions, trained)
     if not rows:
         table.caption = "the database holds no graph yet: try `gqa ingest csv --nodes … --edges … --graph NAME`"

@@ -148,7 +148,8 @@ def ingest_neo4j_command(*, graph: Optional[str], source_uri: Optional[str], sou
         source = stack.enter_context(open_source(settings))
         with console.status(f"reading {source.describe} (every node and relationship, before writing)…"):
             plan = plan_neo4j_ingest(source, graph=graph, text_properties=parse_text_properties(text_property),
-                                     query=query, limit=limit, skip_bad=skip_bad, sync=sync)
+                                     query=query, limit=limit, skip_bad=skip_bad, sync=sync,
+                                     same_database=not other_server and settings.database == own.database)
         with console.status(f"loading embedder {embedder or 'all-MiniLM-L6-v2'}…"):
             model = Embedder(embedder)
         run_plan(plan, store, model, f"ingest neo4j into {graph}", reembed=reembed, batch_size=batch_size,

@@ -9,6 +9,10 @@ store which of them are already stored with a vector (an edge's is its relation 
 a second run (or the rest of an interrupted one) embeds and writes only what is missing. Unless bad rows are to be
 skipped, the source is read once without writing, so a malformed row anywhere fails the run before anything is
 written.
+
+Each graph's record keeps where this ingest read it from (`GraphSource`): `gqa stats`, `/api/graphs` and the web
+page's graph list show it, and the Browser statement of a retrieval adds the source nodes behind a graph read from
+gqa's own database.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -58,6 +63,41 @@ class IngestReport:
         return data
 
 
+@dataclass(frozen=True)
+class GraphSource:
+    """Where an ingest read its graphs from, kept on each graph's (:Graph) record (replacing an earlier ingest's).
+
+    `text`: for people ("triples file kb.tsv", "Neo4j: same database"); `query`: the `--query` of `gqa ingest
+    neo4j`; `element_ids`: the graph's node keys are element ids of nodes in gqa's own database (`gqa ingest neo4j`
+    of that database, without `--query`), so a retrieval's Browser statement can show those nodes too."""
+
+    text: str
+    query: str | None = None
+    element_ids: bool = False
+
+    def fields(self) -> dict[str, object]:
+        """The record's properties (`graphs_upsert`); a flag that is not set is absent, not false."""
+        return {"source": self.text, "source_query": self.query,
+                "source_element_ids": True if self.element_ids else None}
+
+
+_BENCHMARKS = ("webqsp", "explagraphs", "scenegraphs", "metaqa")
+
+
+def describe_source(dataset: str, source: str | None, options: dict[str, object]) -> GraphSource:
+    """A loader's source in words: file names only (no folders), as the page shows them."""
+    if dataset == "csv":
+        names = [Path(str(options[name])).name if options.get(name) else f"{name}.csv" for name in ("nodes", "edges")]
+        return GraphSource(f"CSV files {', '.join(names)}")
+    if dataset == "triples" and source is not None:
+        return GraphSource(f"triples file {Path(source).name}")
+    if dataset == "rdf" and source is not None:
+        return GraphSource(f"RDF {'folder' if Path(source).is_dir() else 'file'} {Path(source).name}")
+    if dataset in _BENCHMARKS:
+        return GraphSource(f"benchmark {dataset}")
+    return GraphSource(f"{dataset} {Path(source).name}" if source is not None else dataset)
+
+
 def count_records(records: Iterable[Record]) -> int:
     """Reads the whole source once; raises the first InputError before anything is written."""
     return sum(1 for _ in records)
@@ -66,8 +106,10 @@ def count_records(records: Iterable[Record]) -> int:
 def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[str]], np.ndarray], *,
            dataset: str, total: int | None = None, max_batch_items: int = 5000,
            on_progress: OnProgress | None = None,
-           bad_rows: list[InputError] | None = None, keep_open: bool = False) -> IngestReport:
-    """Writes every record; `embed(texts)` returns normalised vectors, one row per text.
+           bad_rows: list[InputError] | None = None, keep_open: bool = False,
+           source: GraphSource | None = None) -> IngestReport:
+    """Writes every record; `embed(texts)` returns normalised vectors, one row per text. `source`: recorded on every
+    graph written (none: the records' graphs keep what an earlier ingest recorded).
 
     Each graph's change is opened (`GraphStore.begin_change`) before its first batch is written and closed once
     all are, so that readers move from the old contents to the new in one step; a run that fails leaves it open
@@ -95,6 +137,8 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
         for chunk in _chunks(records, max_batch_items):
             report.batches += 1
             batch = _prepare_chunk(chunk, store, embed, report, sent, new_graphs)
+            if source is not None:
+                batch.graphs = [{**row, **source.fields()} for row in batch.graphs]
             opening = [g for g in batch.graphs if g["id"] not in opened]
             store.begin_change(opening)  # before any batch that writes to them is handed to the writers
             opened.update(g["id"] for g in opening)
@@ -228,6 +272,7 @@ class IngestPlan:
     bad_rows: list[InputError]
     sync: bool = False  # afterwards, delete what the source does not hold (`SourceIndex`)
     sync_graphs: tuple[str, ...] = ()  # graphs to sync even when the source wrote nothing to them
+    source: GraphSource | None = None  # recorded on every graph written
 
 
 def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = None, skip_bad: bool = False,
@@ -249,7 +294,8 @@ def plan_ingest(dataset: str, source: str | None = None, *, limit: int | None = 
         return loader.read(source, limit=limit, on_bad_row=on_bad if skip_bad else None, **options)
 
     total = count_records(records(bad_rows.append))
-    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows, sync, sync_graphs)
+    return IngestPlan(loader.DATASET, lambda: records(lambda _error: None), total, bad_rows, sync, sync_graphs,
+                      describe_source(loader.DATASET, source, options))
 
 
 def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool = False,
@@ -268,7 +314,7 @@ def execute_plan(plan: IngestPlan, store: GraphStore, embedder, *, reembed: bool
     store.begin_change([{"id": graph} for graph in swept])
     report = ingest(records, store, embedder.embed, dataset=plan.dataset, total=plan.total,
                     max_batch_items=max_batch_items, on_progress=on_progress, bad_rows=plan.bad_rows,
-                    keep_open=True)
+                    keep_open=True, source=plan.source)
     report.texts_embedded = embedder.texts_embedded - before
     if index is not None:
         index.sweep(store, report)

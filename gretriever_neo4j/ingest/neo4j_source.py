@@ -27,7 +27,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.ingest.graphs import IngestPlan
+from gretriever_neo4j.ingest.graphs import GraphSource, IngestPlan
 from gretriever_neo4j.loaders._common import (
     DEFAULT_KG_BATCH,
     GraphBuilder,
@@ -57,8 +57,10 @@ def parse_text_properties(items: Iterable[str]) -> dict[str, str]:
 
 def plan_neo4j_ingest(source: SourceGraph, *, graph: str, text_properties: Mapping[str, str] | None = None,
                       query: str | None = None, limit: int | None = None, skip_bad: bool = False,
-                      sync: bool = False, batch: int = DEFAULT_KG_BATCH) -> IngestPlan:
-    """Reads the whole source once without writing (a bad `--text-property` or `--query` fails here)."""
+                      sync: bool = False, batch: int = DEFAULT_KG_BATCH, same_database: bool = False) -> IngestPlan:
+    """Reads the whole source once without writing (a bad `--text-property` or `--query` fails here).
+    `same_database`: the source is gqa's own database, so the graph's node keys (without `query`) are element ids
+    of nodes there (`GraphSource.element_ids`)."""
     limit = check_limit(limit)
     if sync and limit is not None:
         raise ConfigError("--sync deletes what the source does not hold: it cannot be combined with --limit")
@@ -83,7 +85,14 @@ def plan_neo4j_ingest(source: SourceGraph, *, graph: str, text_properties: Mappi
 
     total = sum(1 for _ in records(bad_rows.append))
     return IngestPlan(DATASET, lambda: records(lambda _error: None), total, bad_rows, sync,
-                      (graph,) if sync else ())
+                      (graph,) if sync else (), describe_neo4j_source(source, query, same_database))
+
+
+def describe_neo4j_source(source: SourceGraph, query: str | None, same_database: bool) -> GraphSource:
+    """"Neo4j: same database" or "Neo4j at URI, database DB", with "(query)" when a `--query` chose the rows."""
+    text = "Neo4j: same database" if same_database else f"{source.describe}, database {source.database}"
+    return GraphSource(text + (" (query)" if query is not None else ""), query=query,
+                       element_ids=same_database and query is None)
 
 
 # --- property-graph mode ---------------------------------------------------------------------------------------

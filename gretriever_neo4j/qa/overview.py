@@ -1,8 +1,10 @@
 """What a user has stored, graph by graph: `gqa stats`, `/api/graphs` and the web page's graph list.
 
-A knowledge graph (one per user load, or a dataset's KB) is a row of its own, with its questions per split and the
-models `gqa train` trained for it (and when); a dataset of many small per-sample graphs (ExplaGraphs, scenes, CSV
-graphs) is one row that counts them. Pure over the store's per-graph statistics (`GraphStore.statistics()["graphs"]`).
+A knowledge graph (one per user load, or a dataset's KB) is a row of its own, with where it was read from (`source`
+in words, and the `source_query` of `gqa ingest neo4j --query`), its questions per split and the models `gqa train`
+trained for it (and when); a dataset of many small per-sample graphs (ExplaGraphs, scenes, CSV graphs) is one row
+that counts them, with the source of its first graph that has one. Pure over the store's per-graph statistics
+(`GraphStore.statistics()["graphs"]`).
 """
 
 from __future__ import annotations
@@ -26,13 +28,17 @@ def graph_rows(graph_stats: dict[str, dict[str, Any]],
     for name, stats in graph_stats.items():
         if stats.get("kind") == "kg":
             rows.append({"graph": name, "dataset": stats.get("dataset"), "kind": "kg", "graphs": 1,
+                         "source": stats.get("source"), "source_query": stats.get("source_query"),
                          **{k: stats.get(k, 0) for k in COUNTS}, "questions": dict(stats.get("questions", {})),
                          "models": _models(trained(name))})
             continue
         dataset = stats.get("dataset") or name
         group = groups.setdefault(dataset, {"graph": None, "dataset": dataset, "kind": stats.get("kind"),
-                                            "graphs": 0, **{k: 0 for k in COUNTS}, "questions": {}})
+                                            "graphs": 0, "source": None, "source_query": None,
+                                            **{k: 0 for k in COUNTS}, "questions": {}})
         group["graphs"] += 1
+        if group["source"] is None and stats.get("source"):
+            group["source"], group["source_query"] = stats["source"], stats.get("source_query")
         for key in COUNTS:
             group[key] += stats.get(key, 0)
         for split, count in stats.get("questions", {}).items():

@@ -142,8 +142,11 @@ class QA:
 
     def answer(self, retrieval: Retrieval, *, answering: Answering | None = None,
                history: list[tuple[str, str]] | None = None, streamer=None, cancel=None) -> Answer:
-        """Answer from a retrieval (`answering`: a variant of `self.answering`, e.g. another LLM policy)."""
+        """Answer from a retrieval (`answering`: a variant of `self.answering`, e.g. another LLM policy). The answer
+        of a recorded retrieval is kept with it, for feedback on it to refer to."""
         if not retrieval.result.subgraph.node_keys:
             raise ConfigError(f"nothing to answer from: graph {retrieval.graph!r} gave no candidate node for this "
                               f"question (retrieval {retrieval.id})")
-        return (answering or self.answering).answer(retrieval, history=history, streamer=streamer, cancel=cancel)
+        answer = (answering or self.answering).answer(retrieval, history=history, streamer=streamer, cancel=cancel)
+        self.context.recorder.record_answer(retrieval, answer)
+        return answer

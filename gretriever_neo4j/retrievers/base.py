@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import threading
 import time
 import uuid
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # annotations only: the store and the embedder are passed in
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.store.graph_store import GraphStore
 
+log = logging.getLogger(__name__)
+
 
 @dataclass
 class Retrieval:
@@ -49,6 +52,7 @@ class Retrieval:
     browser_url: str = ""
     browser_statement: str = ""
     retriever: str = "static"  # which kind of retriever made it: "static" (the paper's PCST), "learned" or "paths"
+    recorded: bool = False  # stored as a (:Retrieval) that feedback can name (`Recorder`)
 
     @property
     def text(self) -> str:
@@ -118,9 +122,24 @@ class Recorder:
             params=json.dumps(params_to_dict(retrieval.params)), node_refs=node_refs,
             rel_refs=[e.ref for e in sub.edges if e.ref is not None], textualized=retrieval.text,
             timings=json.dumps(retrieval.timings_ms))
+        retrieval.recorded = True
         retrieval.browser_statement = browser_statement(retrieval.id)
         if self.browser_url:
             retrieval.browser_url = browser_link(self.browser_url, retrieval.browser_statement)
+
+    def record_answer(self, retrieval: Retrieval, answer) -> None:
+        """Keeps with a recorded retrieval the answer (an `answering.Answer`) a person is shown: its nodes' keys,
+        its text and the keys of the nodes the question names. Feedback on the retrieval (`gqa feedback`) refers to
+        it. A Neo4j gone meanwhile loses only this note (logged), not the answer."""
+        if not retrieval.recorded:
+            return
+        keys = retrieval.result.subgraph.node_keys
+        anchors = [keys[i] for i in answer.anchors if 0 <= i < len(keys)]
+        try:
+            self.store.record_answer(id=retrieval.id, answer_keys=[node.key for node in answer.nodes],
+                                     answer_text=answer.text, anchor_keys=anchors)
+        except DatabaseError as error:
+            log.warning("the answer of retrieval %s was not recorded: %s", retrieval.id, error)
 
 
 class RetrievalContext:

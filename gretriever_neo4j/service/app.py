@@ -2,17 +2,20 @@
 
     GET  /health                 liveness (no token needed)
     GET  /ready                  Neo4j reachable, models loaded
-    GET  /api/graphs             each stored graph (and dataset): counts, questions, trained models
+    GET  /api/graphs             each stored graph (and dataset): its source, counts, questions, trained models
     POST /api/retrieve           {question, graph?, retriever?} -> the retrieved subgraph, recorded
     POST /api/ask                {question, graph?, retriever?, mode?, llm_when?} -> subgraph and answer
     POST /api/ask/stream         the same as Server-Sent Events: retrieval, token…, answer (or error), done
     GET  /api/retrievals/{id}    a recorded retrieval with its Neo4j Browser statement and link
+    POST /api/feedback           {retrieval_id, verdict, answer?, shown?}: right/wrong, a train question (`feedback`)
+    GET  /api/feedback?graph=G   the questions feedback made; GET /api/nodes?graph=G&q=…: names as typed
     GET  /                       the web page; /docs the OpenAPI documentation
 
 Errors are JSON `{"detail": …}`, their status chosen by the error's type (`errors.GqaError.http_status`): 422 bad
-input, 404 unknown graph or retrieval, 413 body too large, 429 generation queue full, 503 Neo4j unreachable or a
-graph changing under the request (with a log id), all three with Retry-After, 401 missing or wrong token; a
-failure of ours is 500 with a short log id whose traceback is in the server's log, never in the response.
+input, 404 unknown graph or retrieval, 409 feedback on a graph being dropped, 413 body too large, 429 generation
+queue full, 503 Neo4j unreachable or a graph changing under the request (with a log id), all three with
+Retry-After, 401 missing or wrong token; a failure of ours is 500 with a short log id whose traceback is in the
+server's log, never in the response.
 """
 
 from __future__ import annotations
@@ -209,6 +212,10 @@ def create_app(runtime: Runtime) -> FastAPI:
         browser = runtime.qa.browser_url or ""  # the server's Neo4j (`gqa serve --uri`), as for every retrieval
         return {**record, "browser_statement": statement,
                 "browser_url": browser_link(browser, statement) if browser else None}
+
+    from gretriever_neo4j.service.feedback import feedback_router
+
+    app.include_router(feedback_router(runtime))
 
     @app.get("/", include_in_schema=False)
     async def page():

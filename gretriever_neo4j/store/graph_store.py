@@ -14,9 +14,15 @@ Stored model:
   (:Graph {id, dataset, kind, version, state})            one per stored graph, empty graphs included; version:
                                                           the last completed change's, drawn from the store-wide
                                                           GqaMeta.graph_versions (never repeated); state:
-                                                          'writing' / 'dropping' while a change is under way
-  (:Question {dataset, qid, text, answers, split, graph, topic_entities})
-  (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`
+                                                          'writing' / 'dropping' while a change is under way;
+                                                          source, source_query, source_element_ids: what the
+                                                          last ingest read (`ingest.graphs.GraphSource`);
+                                                          feedback_at: the last feedback (`store.feedback`)
+  (:Question {dataset, qid, text, answers, split, graph, topic_entities})   those feedback made: also source
+                                                          'feedback', not_answers, votes (`store.feedback`)
+  (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`; answer_keys,
+                                                          answer_text, anchor_keys: the answer shown
+                                                          (`record_answer`); feedback on it: `store.feedback`
   (:GqaMeta {id: 'schema', embedder, dim, layout})        which embedder made the stored vectors; layout 2
                                                           (null: edges carry vectors, `gqa db migrate`);
                                                           graph_versions: the highest graph version given
@@ -24,9 +30,9 @@ Stored model:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,6 +60,9 @@ RELATION_VECTOR_INDEX = "relation_embedding"
 FULLTEXT_INDEX = "node_text"
 WRITING, DROPPING = "writing", "dropping"  # a (:Graph)'s state while a change is under way (`begin_change`)
 LAYOUT = 2  # one vector per (graph, relation text) on a (:Relation); 1 (stored as null): a vector on every edge
+
+T = TypeVar("T")
+
 
 def needs_migration(layout: int | None) -> bool:
     """A store written in an earlier layout (`gqa db migrate`); an empty one (None) needs nothing."""
@@ -145,6 +154,17 @@ class GraphStore:
         """Constraints, property and fulltext indexes (idempotent)."""
         for name in _SCHEMA_STATEMENTS:
             self.write(name)
+
+    def transaction(self, work: Callable[[Callable[..., list[dict[str, Any]]]], T]) -> T:
+        """`work(run)` as one write transaction: `run(name, **params)` runs a shipped statement in it and returns its
+        rows. All of it commits, or none of it: an exception `work` raises rolls back and propagates. The driver runs
+        `work` again after a transient failure (a deadlock), so it must touch the store only through `run`."""
+
+        def unit(tx) -> T:
+            return work(lambda name, **params: [record_dict(r) for r in tx.run(*_statement(name, params))])
+
+        with self._driver.session(database=self.database) as session:
+            return session.execute_write(unit)
 
     def run_in_transactions(self, name: str, **params: Any) -> None:
         """An auto-commit statement (`CALL {…} IN TRANSACTIONS`): too large for one transaction, it commits its
@@ -376,12 +396,19 @@ class GraphStore:
         return self.write("retrieval_record", id=id, question=question, graph=graph, params=params,
                           node_refs=node_refs, rel_refs=rel_refs, textualized=textualized, timings=timings)[0]["id"]
 
+    def record_answer(self, *, id: str, answer_keys: list[str], answer_text: str, anchor_keys: list[str]) -> bool:
+        """Keeps the answer shown for a recorded retrieval (what feedback on it refers to); False: no such retrieval
+        (its graph was dropped meanwhile)."""
+        return bool(self.write("retrieval_answer_set", id=id, answer_keys=answer_keys, answer_text=answer_text,
+                               anchor_keys=anchor_keys))
+
     def retrieval(self, id: str) -> dict[str, Any] | None:
         rows = self.read("retrieval_get", id=id)
         return rows[0] if rows else None
 
     def retrieval_subgraph(self, id: str) -> tuple[set[str], set[str]]:
-        """Element ids of the nodes and relationships that the Browser statement of a retrieval returns."""
+        """Element ids of the nodes and relationships that the Browser statement of a retrieval returns: its own,
+        and for a graph `gqa ingest neo4j` read from this database, the source nodes behind them."""
         import neo4j
 
         records, _, _ = self._driver.execute_query(*_statement("retrieval_subgraph", {"id": id}),
@@ -392,6 +419,8 @@ class GraphStore:
             if record["e"] is not None:
                 rels.add(record["e"].element_id)
                 nodes.add(record["m"].element_id)
+            if record["s"] is not None:
+                nodes.add(record["s"].element_id)
         return nodes, rels
 
     def questions(self, dataset: str, split: str | None = None) -> list[dict[str, Any]]:

@@ -1,5 +1,6 @@
 """The store's statistics tallied from the rows of the `stats_*` statements: per graph and per dataset, nodes,
-edges, embedded texts and questions per split. Pure: `GraphStore.statistics` reads the rows."""
+edges, embedded texts and questions per split, and per graph where an ingest read it from (source, source_query:
+None for a graph written before gqa recorded them). Pure: `GraphStore.statistics` reads the rows."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ def tally_statistics(graph_records: Iterable[dict[str, Any]], node_rows: Iterabl
     datasets: dict[str, dict[str, Any]] = {}
 
     def graph(name: str) -> dict[str, Any]:
-        return graphs.setdefault(name, {"dataset": None, "kind": None, "nodes": 0, "edges": 0,
-                                        "embedded_nodes": 0, "embedded_edges": 0, "questions": {}})
+        return graphs.setdefault(name, {"dataset": None, "kind": None, "source": None, "source_query": None,
+                                        "nodes": 0, "edges": 0, "embedded_nodes": 0, "embedded_edges": 0,
+                                        "questions": {}})
 
     def dataset(name: str) -> dict[str, Any]:
         return datasets.setdefault(name, {"kind": None, "graphs": 0, "nodes": 0, "edges": 0,
@@ -26,6 +28,7 @@ def tally_statistics(graph_records: Iterable[dict[str, Any]], node_rows: Iterabl
     for row in graph_records:
         g = graph(row["graph"])
         g["dataset"], g["kind"] = row["dataset"], row["kind"]
+        g["source"], g["source_query"] = row.get("source"), row.get("source_query")
         d = dataset(row["dataset"])
         d["kind"], d["graphs"] = row["kind"], d["graphs"] + 1
     for row in node_rows:

@@ -292,4 +292,14 @@ def test_cli_stats_json(store, embedder, tmp_path):
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["embedder"]["dim"] == 384 and isinstance(data["datasets"], dict)
-    assert any(row["graph"] == name and row["kind"] == "kg" for row in data["graphs"])
+    row = next(row for row in data["graphs"] if row["graph"] == name)
+    assert row["kind"] == "kg" and row["source"] == "triples file kb.tsv" and row["source_query"] is None
+
+    # the same triples from another file: nothing new is written, the graph's source is the latest ingest's
+    moved = tmp_path / "kb-copy.tsv"
+    moved.write_text(triples.read_text())
+    assert ingest_dataset(store, embedder, "triples", str(moved), graph=name).nodes_written == 0
+    assert store.statistics()["graphs"][name]["source"] == "triples file kb-copy.tsv"
+    ingest([GraphRecord(graph_id=name, dataset="triples", kind="kg", nodes=[Node("Cy", "Cy")])], store,
+           embedder.embed, dataset="triples")  # records without a plan say nothing about the source: kept
+    assert store.statistics()["graphs"][name]["source"] == "triples file kb-copy.tsv"

@@ -69,6 +69,8 @@ def test_movies_graph_from_neo4j_answers_zero_shot_and_leaves_the_source_alone(s
     roles = [tail for head, relation, tail in edges if head == "Keanu Reeves" and relation == "acted in"]
     assert "The Matrix" in roles and any((record, "roles", "Neo") in edges for record in roles)
     assert report["nodes_written"] == len(texts) and report["edges_written"] == len(edges)
+    assert store.statistics()["graphs"][graph]["source"] == "Neo4j: same database"
+    _browser_shows_the_source_nodes(store, neo4j_driver, graph, set(movies))
 
     assert _answers(graph, "who directed The Matrix?") == {"Lana Wachowski", "Lilly Wachowski"}
     assert _answers(graph, "which movies did Tom Hanks act in?") == {
@@ -93,9 +95,39 @@ def test_movies_graph_from_neo4j_answers_zero_shot_and_leaves_the_source_alone(s
             "MATCH (p:Person)-[:DIRECTED]->(m:Movie) RETURN p.name, 'directed', m.title")
     assert ("Ron Howard", "directed", "Apollo 13") in _stored(store, directors)[1]
     assert len(_stored(store, directors)[1]) == 8
+    recorded = store.statistics()["graphs"][directors]
+    assert recorded["source"] == "Neo4j: same database (query)" and recorded["source_query"].startswith("MATCH (p")
+    assert not _browser_statement_rows(neo4j_driver, _retrieved(directors, "who directed Apollo 13?"))[1]
     limited = f"{store.test_prefix}-limited"
     assert _ingest("neo4j", "--graph", limited, "--limit", "5")["graphs"] == 1
     assert len(_stored(store, limited)[0]) >= 5
+
+
+def _retrieved(graph: str, question: str) -> dict:
+    result = invoke("ask", "--graph", graph, "--retrieve-only", "--json", question)
+    assert result.exit_code == 0, result.output[-2000:]
+    return json.loads(result.stdout)
+
+
+def _browser_statement_rows(driver, retrieval: dict) -> tuple[dict[str, str], dict[str, str]]:
+    """What the answer's Browser statement returns: gqa's nodes (element id -> key) and the source nodes beside
+    them (element id -> their gqa node's key)."""
+    records, _, _ = driver.execute_query(retrieval["browser_statement"])
+    ours = {r["n"].element_id: r["n"]["key"] for r in records}
+    ours |= {r["m"].element_id: r["m"]["key"] for r in records if r["m"] is not None}
+    return ours, {r["s"].element_id: r["n"]["key"] for r in records if r["s"] is not None}
+
+
+def _browser_shows_the_source_nodes(store, driver, graph: str, source_ids: set[str]) -> None:
+    """The Browser statement of a retrieval over a graph read from this database also returns, for each retrieved
+    node made from a source node, that source node (found by the element id kept as the node's key)."""
+    retrieval = _retrieved(graph, "who directed The Matrix?")
+    ours, sources = _browser_statement_rows(driver, retrieval)
+    behind = {key for key in ours.values() if key in source_ids}
+    assert behind and all(element_id == key for element_id, key in sources.items())
+    assert set(sources) == behind and not set(sources) & set(ours)
+    assert store.retrieval_subgraph(retrieval["id"])[0] == set(ours) | set(sources)
+    assert "MATCH (r:Retrieval" in retrieval["browser_statement"] and "cmd=edit" in retrieval["browser_url"]
 
 
 @pytest.mark.slow  # spawns `gqa` processes: exit code and stderr as a user sees them
@@ -114,6 +146,7 @@ def test_neo4j_source_bad_input_is_one_line_exit_1_and_writes_nothing(store, mov
 def test_rdf_turtle_slice_answers_with_labels_of_the_chosen_language(store, cli_env):
     english, german = f"{store.test_prefix}-wd-en", f"{store.test_prefix}-wd-de"
     _ingest("rdf", "--source", str(WIKIDATA), "--graph", english)
+    assert store.statistics()["graphs"][english]["source"] == "RDF file wikidata_germany.ttl"
     assert _ingest("rdf", "--source", str(WIKIDATA), "--graph", english)["nodes_written"] == 0  # idempotent
     assert _answers(english, "what is the capital of Germany?") == {"Berlin"}
     assert _answers(english, "what is the population of Berlin?") == {"3644826"}  # through the blank-node record

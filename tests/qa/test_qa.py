@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from gretriever_neo4j.answering.answering import Answer
+from gretriever_neo4j.answering.answering import Answer, AnswerNode
 from gretriever_neo4j.artifacts.registry import TrainedModels, legacy_retriever, models_dir
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.qa.qa import QA, QAResult
@@ -147,6 +147,26 @@ def test_ask_without_answering_or_recording(qa, store, embedder):
     result = qa.ask("who invented the phonograph?", retriever="static", answer=False, record=False)
     assert result.answer is None and "answer" not in result.to_dict()
     assert qa.answering.calls == [] and store.recorded == [] and qa.static.calls[0]["record"] is False
+
+
+class NodeAnswering(FakeAnswering):
+    """Answers Bifocals (node n1 of the toy graph), naming Benjamin Franklin (n0)."""
+
+    def answer(self, retrieval, *, history=None, streamer=None, cancel=None) -> Answer:
+        super().answer(retrieval, history=history)
+        return Answer(text="Bifocals", raw="", citations=None, model=self.name, seconds=0.0, mode="grounded",
+                      nodes=[AnswerNode(id=1, key="n1", text="Bifocals", probability=0.9, walk="invented>")],
+                      anchors=[0])
+
+
+def test_the_answer_shown_is_kept_with_its_recorded_retrieval_for_feedback(store, embedder):
+    qa = QA(store, embedder, answering=NodeAnswering())
+    qa.static = FakeRetriever(qa.context, toy_kg(embedder))
+    result = qa.ask("what did Benjamin Franklin invent?", retriever="static")
+    assert store.answered == [{"id": result.retrieval.id, "answer_keys": ["n1"], "answer_text": "Bifocals",
+                               "anchor_keys": ["n0"]}]
+    qa.ask("what did Benjamin Franklin invent?", retriever="static", record=False)
+    assert len(store.answered) == 1  # a retrieval not recorded keeps nothing
 
 
 def test_nothing_to_answer_from_is_a_config_error(qa, embedder):

@@ -41,7 +41,10 @@ def test_health_ready_graphs_and_docs(server):
     # the first listing may wait for the full scan the server starts at launch (seconds on a loaded CI store)
     graphs = httpx.get(f"{server.url}/api/graphs", timeout=120).json()["datasets"]
     assert "webqsp" in graphs and graphs["webqsp"]["kind"] == "kg" and graphs["webqsp"]["nodes"] > 0
-    assert httpx.get(f"{server.url}/api/graphs", timeout=120).json()["datasets"] == graphs
+    listed = httpx.get(f"{server.url}/api/graphs", timeout=120).json()
+    assert listed["datasets"] == graphs
+    webqsp = next(row for row in listed["graphs"] if row["graph"] == "webqsp")  # ingested by `server_env`
+    assert webqsp["source"] == "benchmark webqsp" and webqsp["source_query"] is None
     assert "/api/ask/stream" in httpx.get(f"{server.url}/openapi.json").json()["paths"]
     assert httpx.get(f"{server.url}/docs").status_code == 200
 

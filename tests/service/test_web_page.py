@@ -1,6 +1,6 @@
 """The web page in a real headless browser (Debian's chromium, driven by Playwright): a question typed in, the
-answer streamed beside the retrieved subgraph, the answer highlighted, the Browser link there. Saves a screenshot
-(tests/artifacts/web_page.png)."""
+answer streamed beside the retrieved subgraph, the answer highlighted, the Browser link there, the graph list
+naming where each graph came from. Saves a screenshot (tests/artifacts/web_page.png)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ def test_the_page_streams_an_answer_beside_its_subgraph(page_server):
         anchors = page.evaluate("window.gqaGraph.nodes('.anchor').map(n => n.data('label'))")
         link = page.get_attribute("#browser", "href")
         status = page.inner_text("#status")
+        page.wait_for_function("[...document.querySelectorAll('#graph option')].some(o => o.value === 'webqsp' "
+                               "&& o.textContent.includes('from benchmark webqsp'))", timeout=120_000)
     assert stream["events"][0] == "retrieval" and stream["tokens"] > 0 and stream["events"][-1] == "done"
     assert set(named) <= INVENTIONS and named
     # the evidence view: the named entity and the answers the (random, tiny) LLM chose, nothing else

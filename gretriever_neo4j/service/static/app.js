@@ -35,7 +35,9 @@ async function loadGraphs() {
       const option = document.createElement("option");
       option.value = info.graph;
       const trained = info.models && info.models.parts ? `; trained: ${info.models.parts.join(", ")}` : "";
-      option.textContent = `${info.graph} (${info.nodes.toLocaleString()} nodes${trained})`;
+      const source = info.source ? `; from ${info.source}` : "";  // where its last ingest read it
+      option.textContent = `${info.graph} (${info.nodes.toLocaleString()} nodes${source}${trained})`;
+      if (info.source) option.title = info.source_query ? `${info.source}: ${info.source_query}` : info.source;
       $("graph").appendChild(option);
     }
     if (wanted) $("graph").value = wanted;
@@ -106,6 +108,7 @@ function drawGraph(retrieval, subset = null) {
   cy.on("tap mouseover", "node", (event) => showNode(event.target.data("nid")));
   cy.fit(undefined, 40);
   window.gqaGraph = cy;  // for tests and the curious
+  document.dispatchEvent(new CustomEvent("gqa:drawn", { detail: cy }));  // feedback.js picks answers in it
 }
 
 // A node's text and every edge it has in the retrieved subgraph.
@@ -188,6 +191,7 @@ function showRetrieval(retrieval) {
 
 function answerItem(node) {
   const item = document.createElement("li");
+  item.dataset.key = node.key;  // what feedback on this answer names (feedback.js)
   const name = document.createElement("span");
   name.className = "name";
   name.textContent = node.text;
@@ -225,6 +229,7 @@ function showAnswer(answer) {
   current.view = "evidence";
   render();
   status(`Answered in ${Math.round(answer.seconds * 1000)} ms (${answer.mode}).`);
+  document.dispatchEvent(new CustomEvent("gqa:answer", { detail: answer }));  // feedback.js offers its buttons
 }
 
 // The last questions, kept in this browser; each opens again by its address (?q=…&graph=…).
