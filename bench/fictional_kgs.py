@@ -25,6 +25,7 @@ from _common import REPO, RESULTS, command, gqa, machine, write_json
 
 DATA = REPO / "bench" / "data" / "fictional"
 SETS = json.loads((DATA / "sets.json").read_text())  # set -> {"keep_misses": bool, "graphs": [names in order]}
+READER = None  # `gqa ask --reader` (--reader rules: the hand-set weights alone)
 
 
 def load(set_name: str, graph: str) -> tuple[Path, list[tuple[str, list[str], str]]]:
@@ -39,7 +40,8 @@ def ask_all(graph: str, questions: list[tuple[str, list[str], str]], work: Path,
     asked = work / f"{graph}.tsv"
     asked.write_text("".join(f"{text}\t{'|'.join(gold)}\n" for text, gold, _ in questions))
     rows_file = work / f"{graph}-{setup}.jsonl"
-    gqa("ask", "--graph", graph, "--questions", str(asked), "--llm-when", "never", "--out", str(rows_file))
+    gqa("ask", "--graph", graph, "--questions", str(asked), "--llm-when", "never", "--out", str(rows_file),
+        *(("--reader", READER) if READER else ()))
     rows = [json.loads(line) for line in rows_file.read_text().splitlines()]
     by_kind: dict[str, list[float]] = defaultdict(list)
     misses = []
@@ -64,7 +66,11 @@ def main() -> None:
                         help="the graphs the zero-shot rules were tuned on, the held-out ones, or all")
     parser.add_argument("--graph", default=None, help="only this graph of the set (e.g. fictional-people)")
     parser.add_argument("--out", type=Path, default=RESULTS / "fictional_kgs.json")
+    parser.add_argument("--reader", default=None, help="gqa ask --reader (rules: the hand-set weights alone)")
+    parser.add_argument("--no-ingest", action="store_true", help="ask the graphs as stored (ingested before)")
     args = parser.parse_args()
+    global READER
+    READER = args.reader
     chosen = [(name, graph) for name in (SETS if args.set == "all" else [args.set])
               for graph in SETS[name]["graphs"] if args.graph in (None, graph)]
     if not chosen:
@@ -74,8 +80,9 @@ def main() -> None:
         work = Path(folder)
         for name, graph in chosen:
             source, questions = load(name, graph)
-            gqa("drop", graph, "--yes", check=False)
-            gqa("ingest", "triples", "--source", str(source), "--graph", graph)
+            if not args.no_ingest:
+                gqa("drop", graph, "--yes", check=False)
+                gqa("ingest", "triples", "--source", str(source), "--graph", graph)
             triples = len(source.read_text(encoding="utf-8").splitlines()) - 1
             results[f"{graph}/zero-shot"] = {"triples": triples, **ask_all(graph, questions, work, "zero-shot")}
             if args.train:
@@ -89,7 +96,8 @@ def main() -> None:
         print(f"{key:32} {row['strict_hit_at_1']:7.3f} {row['hit_at_1']:7.3f} {row['f1']:7.3f} "
               f"{row['answer_in_subgraph']:7.3f} {row['ms_p50']:7.0f}")
         print(f"  {' '.join(f'{k}:{v}' for k, v in row['by_kind'].items())}")
-    write_json(args.out, {"machine": machine(), "command": command(), "results": results}, newline=True)
+    write_json(args.out, {"machine": machine(), "command": command(), "reader": args.reader or "default",
+                          "results": results}, newline=True)
     print(f"written to {args.out}")
 
 

@@ -15,6 +15,7 @@ the service load each model once.
 # alone never pays for loading it.
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -85,7 +86,8 @@ class Answering:
 
     `checkpoint`: a `gqa train --config …` checkpoint used as the generator; `llm`: the LLM of the inference-only
     generator (default SmolLM2); `use_llm=False`: grounded answers from the reader alone; `reader`: a reader
-    checkpoint overriding the graph's trained one, or "zero-shot"."""
+    checkpoint overriding the graph's trained one, "zero-shot" (the zero-shot reader with the graph's or the general
+    weights, as with no trained reader) or "rules" (the zero-shot reader with its hand-set weights alone)."""
 
     def __init__(self, embedder, *, mode: str = "auto", checkpoint: str | Path | None = None, llm: str | None = None,
                  device: str = "auto", use_llm: bool = True, reader: str | Path | None = None,
@@ -160,16 +162,19 @@ class Answering:
 
         if graph not in self._readers:
             path = self.reader_path
-            if path == "zero-shot":
+            if path == "rules":
                 self._readers[graph] = ZeroShotReader(self.embedder.embed)
                 return self._readers[graph]
+            if path == "zero-shot":
+                self._readers[graph] = self._zero_shot(load_trained(graph))
+                return self._readers[graph]
+            trained = load_trained(graph)
             if path is None:
-                trained = load_trained(graph)
                 if trained is not None and trained.reader and not trained.zero_shot_reader_chosen:
                     check_embedder(trained, self.embedder.name)
                     path = str(trained.path("reader"))
             if path is None:
-                self._readers[graph] = ZeroShotReader(self.embedder.embed)
+                self._readers[graph] = self._zero_shot(trained)
             else:
                 reader = TrainedReader(path)
                 if reader.info.embedder != self.embedder.name:
@@ -179,6 +184,23 @@ class Answering:
                     raise ConfigError(f"reader {path} was trained for graph {reader.info.graph!r}, not {graph!r}")
                 self._readers[graph] = reader
         return self._readers[graph]
+
+    def _zero_shot(self, trained) -> ZeroShotReader:
+        """The reader of a graph with no trained reader: its walk signatures scored by the weights fitted for the
+        graph (`gqa train --graph`), else by the general ones that ship with gqa (`reader.learned`)."""
+        from gretriever_neo4j.reader.learned import general_matcher, general_weights
+        from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
+
+        if trained is not None and trained.signature_weights:
+            weights, name = SignatureWeights.load(trained.path("signature_weights")), "the graph's weights"
+        else:
+            weights, name = general_weights(), "general weights"
+        if weights == ZERO_SHOT:
+            return ZeroShotReader(self.embedder.embed)
+        matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
+        if matcher is not None and matcher.config.embedder != self.embedder.name:
+            matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
+        return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher)
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""

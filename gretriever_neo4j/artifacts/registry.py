@@ -3,6 +3,8 @@
     GQA_HOME/models/<graph>/manifest.json   which models exist, for which graph, dataset and embedder
                            /retriever.pt    the learned retriever (`retrieval.learned`)
                            /reader.pt       the answer reader (`reader.model`)
+                           /signature_weights.json  the zero-shot reader's weights fitted for the graph
+                                            (`reader.learned`), from the general ones
                            /generator/      a G-Retriever checkpoint (`model.checkpoint`), when trained
 
 A manifest is written last and atomically, so a folder whose training was interrupted still answers with what
@@ -23,6 +25,7 @@ from gretriever_neo4j.settings import gqa_home
 
 MANIFEST = "manifest.json"
 FORMAT = "gqa-models/1"
+PARTS = ("retriever", "reader", "generator", "signature_weights")
 
 
 def models_dir(graph: str) -> Path:
@@ -43,6 +46,7 @@ class TrainedModels:
     retriever: str | None = None  # file names inside the folder
     reader: str | None = None
     generator: str | None = None
+    signature_weights: str | None = None
     created: str = ""
     details: dict = field(default_factory=dict)  # what each training reported (questions, seconds, scores)
 
@@ -65,7 +69,7 @@ class TrainedModels:
         return self.details.get("reader_choice", {}).get("reader") == "zero-shot"
 
     def describe(self) -> str:
-        parts = [f"{part} {self.path(part)}" for part in ("retriever", "reader", "generator") if getattr(self, part)]
+        parts = [f"{part} {self.path(part)}" for part in PARTS if getattr(self, part)]
         return "; ".join(parts) or "nothing trained"
 
     def with_part(self, part: str, name: str, details: dict | None = None) -> TrainedModels:
@@ -103,7 +107,7 @@ def load_trained(graph: str) -> TrainedModels | None:
         raise ConfigError(f"{path}: {error}") from None
     if models.graph != graph:
         raise ConfigError(f"{path} belongs to graph {models.graph!r}, not {graph!r}")
-    for part in ("retriever", "reader", "generator"):
+    for part in PARTS:
         location = models.path(part)
         if location is not None and not location.exists():
             models = replace(models, **{part: None})

@@ -53,8 +53,9 @@ def ask(
                                  "alone) | always | never"),
     checkpoint: Optional[Path] = typer.Option(None, "--checkpoint", help="a generator trained with `gqa train "
                                               "--config …` [default: the graph's trained one, else the LLM alone]"),
-    reader: Optional[Path] = typer.Option(None, "--reader", help="a reader checkpoint [default: the graph's "
-                                          "trained one, else zero-shot]"),
+    reader: Optional[Path] = typer.Option(None, "--reader", help="a reader checkpoint, 'zero-shot' or "
+                                          "'rules' (hand-set weights) [default: the graph's trained one, else "
+                                          "zero-shot]"),
     llm: Optional[str] = typer.Option(None, "--llm", help="HF causal LM id or path [default smollm2-135m]"),
     device: str = typer.Option("auto", "--device", help="auto | cpu | cuda"),
     embedder: Optional[str] = typer.Option(None, "--embedder", help="must match the stored vectors"),

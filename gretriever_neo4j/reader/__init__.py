@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from gretriever_neo4j.reader.paths import (
 )
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_question, strip_topic_markers
 
-ZERO_SHOT_TEMPERATURE = 0.05  # similarity units per e-fold of probability
 ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
 # Answers the walks rate alike are ordered by their similarity to the question plus this times log(1 + their
 # degree in the retrieved subgraph): the one more of the evidence touches first ("FC Barcelona" before "FC
@@ -68,6 +67,7 @@ class Reading:
     model: str
     threshold: float
     evidence: dict[int, list[int]] = field(default_factory=dict)  # answer -> edges of its walks (local ids)
+    signature_table: Any = None  # the zero-shot reader's `coverage.SignatureTable` of `walks.signatures`
 
     def signature_of(self, node: int) -> str:
         pair = self.best_pair.get(node)
@@ -184,11 +184,15 @@ class ZeroShotReader:
     zero_shot = True
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
-                 scoring: str = "coverage"):
+                 scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
-        similarities that relation-path retrieval uses)."""
+        similarities that relation-path retrieval uses). `weights`: the `SignatureWeights` that score a walk's
+        coverage features (the hand-set zero-shot ones by default), `weights_name` what they are, for the
+        reader's name ("general weights"); `matcher` a `walk_matcher.WalkMatcher` whose score is the walk feature
+        `matcher` (used where its weight is not 0)."""
+        from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 
@@ -199,6 +203,10 @@ class ZeroShotReader:
         self.relations = RelationTexts.shared(embed) if embed is not None else None
         self.scoring = scoring if embed is not None else "steps"
         self.texts = TextVectors(embed) if embed is not None else None
+        self.weights = weights if weights is not None else ZERO_SHOT
+        self.matcher = matcher
+        if weights_name:
+            self.name = f"{self.name} ({weights_name})"
 
     def read(self, question: str, view: SubgraphView, anchors: Sequence[int], question_vector: np.ndarray | None,
              question_full: np.ndarray | None = None) -> Reading:
@@ -220,9 +228,9 @@ class ZeroShotReader:
                     lands_opaque.add((r, 1))
         value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
-        parallel = None
+        parallel = table = None
         if self.scoring == "coverage":
-            from gretriever_neo4j.reader.coverage import coverage_scores, place_relations
+            from gretriever_neo4j.reader.coverage import coverage_features, place_relations, scores_of
             from gretriever_neo4j.reader.kinship import spell_out_kinship
             from gretriever_neo4j.reader.wording import (
                 asks_for_a_place,
@@ -254,16 +262,26 @@ class ZeroShotReader:
                 # "what kind of music", "what form of government": `Rock music`, a kind of it, not `Government of X`
                 last = asks_for_a_category(masked) or (head >= 2 and tokens[head - 1] == "of")
                 kind_named = np.asarray([holds_word(t, tokens[head], last) for t in view.node_texts], dtype=bool)
-            sig_scores = coverage_scores(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
-                                         self.texts, ways_through=lands_opaque, categorical=view.categorical,
-                                         value_ends=_ending_all_in(found, value),
-                                         unnamed_ends=_ending_all_in(found, unnamed),
-                                         place_ends=_ending_all_in(found, place),
-                                         kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
-                                                          else set()),
-                                         end_vectors=_mean_end_vectors(view, found),
-                                         container_ends=(_ending_mostly_in(found, contained | place)
-                                                         if contained.any() else set()))
+            table = coverage_features(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
+                                      self.texts, weights=self.weights, ways_through=lands_opaque,
+                                      categorical=view.categorical,
+                                      value_ends=_ending_all_in(found, value),
+                                      unnamed_ends=_ending_all_in(found, unnamed),
+                                      place_ends=_ending_all_in(found, place),
+                                      kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
+                                                       else set()),
+                                      end_vectors=_mean_end_vectors(view, found),
+                                      container_ends=(_ending_mostly_in(found, contained | place)
+                                                      if contained.any() else set()),
+                                      end_counts=np.bincount(found.pair_sig, minlength=len(found.signatures)))
+            if self.matcher is not None and self.weights.matcher != 0:
+                from gretriever_neo4j.reader.learned import matcher_scores
+                from gretriever_neo4j.reader.signature_weights import FEATURES
+
+                rows = np.flatnonzero(table.shortlisted)
+                table.features[rows, list(FEATURES).index("matcher")] = matcher_scores(
+                    self.matcher, self.texts([masked])[0], self.texts, found, view, anchors, table.used[rows])
+            sig_scores = scores_of(table, self.weights, len(found.signatures))
             parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
                                        parallel)
@@ -286,7 +304,7 @@ class ZeroShotReader:
         if np.isfinite(node_scores).any():
             top = node_scores[np.isfinite(node_scores)].max()
             probabilities = np.where(np.isfinite(node_scores),
-                                     np.exp(np.minimum(node_scores - top, 0.0) / ZERO_SHOT_TEMPERATURE), 0.0)
+                                     np.exp(np.minimum(node_scores - top, 0.0) / self.weights.temperature), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
         probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ~opaque & ~unnamed,
@@ -300,8 +318,10 @@ class ZeroShotReader:
         tiebreak = tiebreak + self._ordered_as_asked(question, masked if self.scoring == "coverage" else None, view,
                                                      probabilities, exclude)
         tiebreak = tiebreak + SALIENT_FIRST * _ways_from_anchors(found, view, parallel)
-        return _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
-                       threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
+        reading = _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
+                          threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
+        reading.signature_table = table
+        return reading
 
     @staticmethod
     def _anchor_of_the_kind_asked(question: str, view: SubgraphView, anchor: int, probabilities: np.ndarray,

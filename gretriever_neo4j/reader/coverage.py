@@ -12,23 +12,25 @@ a relation ("films that share actors with X": `starred_actors> <starred_actors`)
   + reading    the similarity of the question to the signature read as a question (`signature_question`): which
                relation is asked for, which is the way;
 
-then the costs and gains of the constants below: hops (`HOP_COST`, `UNNAMED_HOP_COST`), the kind of answer a
-"who"/"where"/"when"/"which N" question asks for (`WHO_BACKWARD_COST`, `VALUE_COST`, `WHEN_COST`, `WHERE_COST`,
-`HEAD_NAMES`, `HEAD_KIND`, `NAME_KIND`, `CONTAINER_COST`, `SPECIFIC_PLACE`), categories (`CATEGORY_GAIN`), what is
-shared (`ROUND_TRIP`, `THROUGH_TRIP_COST`). Similarities are MiniLM's, raised to `LEXICAL` where a question word and a
-word of a relation's own name share a stem or a word family (`wording`): the embedder rates "screenwriter" /
-`written by` barely above unrelated pairs.
+then the other features of `signature_weights.FEATURES`, each explained where it is computed below: hops, the
+kind of answer a "who"/"where"/"when"/"which N" question asks for, categories, what is shared. A signature's score
+is its features times a `SignatureWeights` (the hand-set zero-shot values, or weights fitted on questions:
+`reader.learned`); the constants left here are thresholds of the features themselves.
+Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of a relation's own name share a
+stem or a word family (`wording`): the embedder rates "screenwriter" / `written by` barely above unrelated pairs.
 
 Input: the question with its anchors masked, the signatures (relation id, direction steps), the relations' texts
 and a `TextVectors` over an `embed(texts) -> (n, d)` callable. Output: one score per signature (`coverage_scores`).
-Reading is computed for the `SHORTLIST` best by coverage and precision only, cached by text. Everything is a pure
-function of texts; what the question's words say by themselves (stems, roles, the which-noun) is `wording`'s.
+Reading is computed for the `SignatureWeights.shortlist` best by the other features only, cached by text.
+Everything is a pure function of texts; what the question's words say by themselves (stems, roles, the which-noun)
+is `wording`'s.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -41,6 +43,7 @@ from gretriever_neo4j.reader.sides import (
     voice_directions,
     without_copula,
 )
+from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
@@ -72,23 +75,24 @@ from gretriever_neo4j.retrieval.linking import analyzer_tokens
 from gretriever_neo4j.retrieval.relation_paths import FORWARD, asks_for_a_category, asks_what_is_shared
 from gretriever_neo4j.retrieval.texts import humanize_relation
 
-SHORTLIST = 24
-HOP_COST = 0.05  # per named hop beyond the first: a longer path must explain more of the question to win
-WHO_BACKWARD_COST = 0.1  # "who …" asks for a relation's value (a forward last step), not for what points at X
+# Feature `extra_hops`: per named hop beyond the first: a longer path must explain more of the question to win
+# Feature `who_backward`: "who …" asks for a relation's value (a forward last step), not for what points at X
 # ... unless the relation's name says its head is the one it names ("who wrote X" is `<author of`: `names_its_head`)
-VALUE_COST = 0.3  # a "who"/"where" question answered by numbers or dates only (or "who" by places), a "when" one
-WHEN_COST = 0.6  # ... by no number or date, where some walk ends on them: a time is all a "when" question asks for
-WHERE_COST = 0.15  # a "where" question answered by no place, where some walk ends on places: "where did X go to
+# Feature `value_mismatch`: a "who"/"where" question answered by numbers or dates only (or "who" by places), a "when"
+# one
+# Feature `when_mismatch`: ... by no number or date, where some walk ends on them: a time is all a "when" question
+# asks for
+# Feature `where_mismatch`: a "where" question answered by no place, where some walk ends on places: "where did X go to
 # school" is answered by a school, which no relation's name says is a place: so it costs less than `VALUE_COST`
 # A "which N" question's walk most of whose end nodes say N in their names ("which lab": `Quillon Language Lab`, "which
 # department offers X": `Department of Mirror Linguistics`, not the faculty it is part of) gains this: the name says
 # what the thing is, where invented names carry no meaning an embedder knows. Where it asks for a category, the
 # noun must end the names ("what kind of music": `Rock music`; "what type of government": not `Government of Canada`).
-NAME_KIND = 0.2
+# Feature `kind_named`.
 # A "which N" question gains this times the mean similarity of a walk's end nodes to N: "which country was X born
 # in" is nearer "United States of America" than "Gary". Invented names carry no meaning but their words ("Tarsen Cup
 # League"), which `NAME_KIND` reads.
-HEAD_KIND = 0.5
+# Feature `head_kind`.
 # The noun a "which …" question opens with is the kind of thing asked for; it names the relation the walk ends on
 # only where it is that relation's own word or near it ("which language" / `languages spoken` 0.78, "which movies"
 # / `film` 0.81), not where MiniLM finds it merely related ("which club" / `league` 0.56, "which band" / `genre`
@@ -98,19 +102,19 @@ HEAD_NAMES = 0.65
 # X *shares* with others: it earns this where the question says something is shared (a sharing word, "same", "also",
 # "other", or the relation named twice: `named_twice`) and costs as much otherwise. "The same N as X" (`SAME_AS`)
 # earns twice as much, and there a "who" question's backward last step costs nothing: the others are of X's kind.
-ROUND_TRIP = 0.15
+# Feature `trip_asked / trip_unasked / same_as_trip`.
 # A round trip the question does not ask for, and a walk on from those others (`genre> <genre instruments_played>`,
 # "what type of music did X play"; `gender> <gender played_by>`, "who plays X"): an evidence graph holds such ways
 # where X has no edge of its own, and what they reach is the others', never X's.
 # Not where a word names the relation of the trip (MetaQA's "who starred movies for the writer of X": `written_by>
 # <written_by starred_actors>`, "writer" naming `written_by` at 0.44; `genre` at 0.08 for "type of music").
-THROUGH_TRIP_COST = 0.3
+# Feature `through_trip`.
 SAME_AS = re.compile(r"\bsame(?: \w+){1,3} as\b")  # "the same team as X"
 # A signature ending on a categorical step (values few and shared by many, counted over the whole graph:
 # `relation_paths.categorical_steps`), for a question that asks for a category ("what kind of film is X"). A small
 # graph has too few edges for any relation to count as categorical; there a category is a word in lower case.
-CATEGORY_GAIN = 0.3
-CLASS_GAIN = 0.3  # a step to X's class, for a question that asks what X is (`wording.asks_class`)
+# Feature `category`.
+# Feature `class_step`: a step to X's class, for a question that asks what X is (`wording.asks_class`)
 WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
 LEXICAL = 0.8  # the similarity a shared stem counts as
 MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
@@ -119,10 +123,10 @@ NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other re
 # A question whose family words ask for several family hops ("parents of parents", spelled out from "grandparents":
 # `kinship.spell_out_kinship`) gains this for a walk of that many steps along the relations they name: the same
 # words name the one-hop walk as well.
-KIN_GAIN = 0.2
+# Feature `kin`.
 # A walk whose first hop is no relation the noun X owns names ("where were X's *children* born", "who did X's
 # *children* marry": not X's spouse's children) costs this: the question asks about that thing, not about X.
-OWNED_COST = 0.15
+# Feature `not_owned`.
 # A "which N" question whose N is a kind of place ("which city is X served in", "in which town is X buried") costs
 # CONTAINER_COST for a walk that ends on no place (nothing a relation of containment, `located in`, `containedby`, or
 # of "in", `born in`, points at) by a relation whose name is far from N (`VENUE_SIMILARITY`), where some walk ends on
@@ -130,21 +134,22 @@ OWNED_COST = 0.15
 # further counts that step as named, where no word names it. MiniLM, "city": `served at` 0.17, `is buried at` 0.20,
 # `chef of` 0.21; `capital of` 0.37, `born in` 0.39, `twinned with` 0.30.
 VENUE_SIMILARITY = 0.22
-CONTAINER_COST = 0.15
+# Feature `no_place`.
 # "where is X based", "where is the headquarters of X": of the places one record holds (an address: its city, state and
 # country), the most specific answers a "where" question that names no kind of place: the walk to the one whose
 # relation names the smallest kind of place (`PLACE_SCALE`) gains this: Samsung's `citytown` Suwon, not South Korea,
 # which MiniLM rates nearer "based".
-SPECIFIC_PLACE = 0.3
+# Feature `most_specific`.
 # A walk on from what a "what N" question asks for: Freebase names a relation `domain.type.property`, the type
 # being what the relation starts from, so a last step along `book.book.genre` leaves the books "what books did X
 # write" asks for for their genres (MiniLM rates "Fiction" nearer "books" than "Mockingjay"). The walk costs this
 # where the noun is a word of the type and not of the property.
-STARTS_AT_KIND_COST = 0.3
+# Feature `starts_at_kind`.
 # Per hop beyond the first when no word of the question names any relation ("what does X appear in"), unless it asks
 # what is shared; "who is X" alone asks for X's profession where X has one (`wording.asks_identity`).
-UNNAMED_HOP_COST = 0.5
-INVERSE_COST = 0.3  # a step along a relation named by its inverse role, the wrong way; a last step against the verb
+# Feature `extra_hops_unexplained`.
+# Feature `inverse_steps / against_voice`: a step along a relation named by its inverse role, the wrong way; a last
+# step against the verb
 PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
@@ -301,15 +306,46 @@ def signature_question(relation_texts: Sequence[str], signature: Sequence[Step])
     return f"what is {inner}"
 
 
+@dataclass(frozen=True)
+class SignatureTable:
+    """The named features (`signature_weights.FEATURES`) of the signatures that have a step (`used`, ids into
+    the signatures given), and which of them were read as questions (`shortlisted`; the others' `reading` is 0)."""
+
+    used: np.ndarray  # (U,) signature ids
+    features: np.ndarray  # (U, F)
+    shortlisted: np.ndarray  # (U,) bool
+
+
 def coverage_scores(masked_question: str, question_vector: np.ndarray | None, signatures: Sequence[Sequence[Step]],
-                    relation_texts: Sequence[str], vectors: TextVectors, shortlist: int = SHORTLIST,
-                    ways_through: set[Step] = frozenset(), hop_cost: float = HOP_COST,
-                    categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset(),
-                    unnamed_ends: set[int] = frozenset(), place_ends: set[int] = frozenset(),
-                    end_vectors: np.ndarray | None = None, kind_named_ends: set[int] = frozenset(),
-                    container_ends: set[int] = frozenset()) -> np.ndarray:
+                    relation_texts: Sequence[str], vectors: TextVectors, shortlist: int | None = None,
+                    weights: SignatureWeights = ZERO_SHOT, **ends) -> np.ndarray:
+    """One score per signature: its features (`coverage_features`) times `weights`; signatures outside the
+    shortlist score below every shortlisted one, the empty signature -inf."""
+    table = coverage_features(masked_question, question_vector, signatures, relation_texts, vectors,
+                              weights=weights, shortlist=shortlist, **ends)
+    return scores_of(table, weights, len(signatures))
+
+
+def scores_of(table: SignatureTable, weights: SignatureWeights, count: int) -> np.ndarray:
+    """The scores of `count` signatures from their table (see `coverage_scores`)."""
+    out = np.full(count, -np.inf)
+    if len(table.used):
+        scores = table.features @ weights.vector()
+        out[table.used] = np.where(table.shortlisted, scores, scores - 10.0)
+    return out
+
+
+def coverage_features(masked_question: str, question_vector: np.ndarray | None,
+                      signatures: Sequence[Sequence[Step]], relation_texts: Sequence[str], vectors: TextVectors,
+                      weights: SignatureWeights = ZERO_SHOT, shortlist: int | None = None,
+                      ways_through: set[Step] = frozenset(),
+                      categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset(),
+                      unnamed_ends: set[int] = frozenset(), place_ends: set[int] = frozenset(),
+                      end_vectors: np.ndarray | None = None, kind_named_ends: set[int] = frozenset(),
+                      container_ends: set[int] = frozenset(), end_counts: np.ndarray | None = None
+                      ) -> SignatureTable:
     """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
-    (see the module docstring), less `hop_cost` per named hop beyond the first (steps in `ways_through` lead
+    (see the module docstring), as named features (`signature_weights.FEATURES`; steps in `ways_through` lead
     to opaque nodes: not hops); `value_ends`: the signatures whose end nodes are all numbers or dates;
     `unnamed_ends`: those whose end nodes are all numbers, dates or lower-case common nouns; `place_ends`: those
     whose end nodes are all places (`place_relations`); `end_vectors`: (S, d) per signature, the mean of its end
@@ -318,10 +354,10 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     most of whose end nodes a relation of containment points at (`CONTAINER_COST`). The empty
     signature, and signatures outside the shortlist, score lower than every shortlisted one (-inf for the empty
     one)."""
-    out = np.full(len(signatures), -np.inf)
+    shortlist = weights.shortlist if shortlist is None else shortlist
     used = [s for s, signature in enumerate(signatures) if signature]
     if not used:
-        return out
+        return SignatureTable(np.zeros(0, np.int64), np.zeros((0, len(FEATURES))), np.zeros(0, bool))
     tokens = analyzer_tokens(masked_question)
     opening = set(tokens[:3] + tokens[-1:])  # "who wrote X", "X was written by whom"
     asks_who = bool(WHO & opening)
@@ -390,10 +426,11 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     # "who plays in the same team as X": the others who share X's team, said outright; a walk that stops at the
     # team answers nothing asked
     same_as = sharing and bool(SAME_AS.search(" ".join(tokens)))
+    unexplained_hops = False
     if not naming.any() and not sharing:
         # Nothing names a relation ("which movies can be described by X", "what does X appear in"): the question
         # is as long as its way to the answer, one hop; a second hop would be explained by nothing.
-        hop_cost = max(hop_cost, UNNAMED_HOP_COST)
+        unexplained_hops = True
     sides = anchor_sides(masked_question)
     # "where were X's children born": what X owns is the first thing the walk goes through
     owned = possessed_word(tokens, words)
@@ -405,7 +442,7 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
                         head_word)
     # The noun a "which …" question opens with says what kind of thing the answer is: it names, if anything, the
     # relation the walk ends on ("which *city* was X born in" is not `born in> <location city`).
-    kind = (HEAD_KIND * (end_vectors @ vectors([tokens[head]])[0])
+    kind = ((end_vectors @ vectors([tokens[head]])[0])
             if end_vectors is not None and len(end_vectors) and head_word is not None else np.zeros(len(signatures)))
     head_row = int(naming[:typed_head].sum()) if typed_head is not None and naming[typed_head] else None
     head_grams = [g for g, members in enumerate(gram_words) if typed_head in members] if typed_head is not None else []
@@ -413,7 +450,13 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
     most_specific = (_most_specific(signatures, ways_through, relation_texts) if asks_where and head is None
                      else set())
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
-    first = np.empty(len(used))
+    features = np.zeros((len(used), len(FEATURES)))
+    column = {name: k for k, name in enumerate(FEATURES)}
+    question_unit = None
+    if question_vector is not None:
+        question_unit = np.asarray(question_vector, dtype=np.float32).reshape(-1)
+        question_unit = question_unit / max(float(np.linalg.norm(question_unit)), 1e-12)
+    opening_vector = vectors([" ".join(tokens[:2]) or "what"])[0]
     named_at_all = gram_named.max(axis=0)  # (R,) how well the best word or pair names each relation
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
@@ -469,64 +512,77 @@ def coverage_scores(masked_question: str, question_vector: np.ndarray | None, si
         explained = covered[:, ids].max(axis=1)
         if head_row is not None:
             explained[head_row] = covered[head_row, typed] if typed >= 0 else covered[head_row].mean()
-        first[i] = explained.mean() + precision - hop_cost * max(hops - 1, 0)
+        f = features[i]
+        f[column["explained"]] = explained.mean()
+        f[column["precision"]] = precision
+        f[column["extra_hops"]] = max(hops - 1, 0)
+        f[column["extra_hops_unexplained"]] = max(hops - 1, 0) if unexplained_hops else 0.0
+        f[column["one_hop"]] = float(hops == 1)
+        if question_unit is not None:
+            f[column["last_named"]] = float(relations[last] @ question_unit)
+            f[column["first_named"]] = float(relations[int(signatures[s][0][0])] @ question_unit)
+            if end_vectors is not None and len(end_vectors):
+                f[column["end_question"]] = float(end_vectors[s] @ question_unit)
+        f[column["wh_last"]] = float(relations[last] @ opening_vector)
+        if end_counts is not None:
+            f[column["end_count"]] = float(np.log1p(end_counts[s]))
         trips = round_trips(signatures[s])
         if inverse and not trips:
-            first[i] -= INVERSE_COST * sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])
+            f[column["inverse_steps"]] = sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])
         if voiced.get(int(last_relation), last_direction) != last_direction and not sharing:
-            first[i] -= INVERSE_COST
+            f[column["against_voice"]] = 1.0
         if (asks_who and last_direction != FORWARD and not heads_named[int(last_relation)]
                 and (inverse if trips else sided).get(int(last_relation)) != last_direction
                 and not (same_as and trips)):
-            first[i] -= WHO_BACKWARD_COST
+            f[column["who_backward"]] = 1.0
         if ((asks_for_a_name or asks_a_place) and s in value_ends) or (asks_who and (s in unnamed_ends
                                                                                  or s in place_ends)):
-            first[i] -= VALUE_COST
+            f[column["value_mismatch"]] = 1.0
         if asks_when and value_ends and s not in value_ends:
-            first[i] -= WHEN_COST
+            f[column["when_mismatch"]] = 1.0
         if asks_where and place_ends and s not in place_ends:
-            first[i] -= WHERE_COST
+            f[column["where_mismatch"]] = 1.0
         if located is not None and no_place(s):
-            first[i] -= CONTAINER_COST
+            f[column["no_place"]] = 1.0
         if s in most_specific:
-            first[i] += SPECIFIC_PLACE
+            f[column["most_specific"]] = 1.0
         if (typed_head is not None and len(signatures[s]) > 1 and last_direction == FORWARD
                 and starts_at_kind(relation_texts[last], tokens[head])):
-            first[i] -= STARTS_AT_KIND_COST
-        first[i] += kind[s]
+            f[column["starts_at_kind"]] = 1.0
+        f[column["head_kind"]] = kind[s]
         if owned_relations:
             through = next((int(r) for r, d in signatures[s] if (int(r), int(d)) not in ways_through),
                            int(signatures[s][0][0]))
             if through not in owned_relations:
-                first[i] -= OWNED_COST
+                f[column["not_owned"]] = 1.0
         if kin and sum(1 for r, _ in signatures[s] if kin_named[int(r)]) == kin:
-            first[i] += KIN_GAIN
+            f[column["kin"]] = 1.0
         if kind_named:
-            first[i] += NAME_KIND
+            f[column["kind_named"]] = 1.0
         if category and (tuple(signatures[s][-1]) in categorical if categorical
                          else s in unnamed_ends and s not in value_ends):
-            first[i] += CATEGORY_GAIN
+            f[column["category"]] = 1.0
         if (classes is not None and len(signatures[s]) == 1 and last_direction == FORWARD
                 and classes[int(last_relation)]):
-            first[i] += CLASS_GAIN
+            f[column["class_step"]] = 1.0
         if trips:
-            first[i] += ROUND_TRIP if sharing or trips & twice else -ROUND_TRIP
+            f[column["trip_asked" if sharing or trips & twice else "trip_unasked"]] = 1.0
             if (not (sharing or trips & twice) and through_trip(signatures[s])
                     and any(named_at_all[t] < WORD_NAMES for t in trips)):
                 # on from the others who share X's genre to what they play: nothing asked for those others; a trip
                 # along a relation a word names is the question's way ("who starred movies for the *writer* of X")
-                first[i] -= THROUGH_TRIP_COST
+                f[column["through_trip"]] = 1.0
             if same_as:
-                first[i] += ROUND_TRIP
+                f[column["same_as_trip"]] = 1.0
+    vector = weights.vector()
+    first = features @ vector  # everything but `reading`, which is 0 so far
     order = np.argsort(-first, kind="stable")
+    shortlisted = np.zeros(len(used), dtype=bool)
+    if question_unit is None:
+        shortlisted[order[:shortlist]] = True
+        return SignatureTable(np.asarray(used, np.int64), features, shortlisted)
     short = order[:shortlist]
-    out[used] = first - 10.0  # below every shortlisted score (those add a similarity in [-1, 1])
-    if question_vector is None:
-        out[np.asarray(used)[short]] = first[short]
-        return out
-    question = np.asarray(question_vector, dtype=np.float32).reshape(-1)
-    question = question / max(float(np.linalg.norm(question)), 1e-12)
+    shortlisted[short] = True
     texts = [signature_question(relation_texts, signatures[used[i]]) for i in short.tolist()]
-    reading = vectors(texts) @ question
-    out[np.asarray(used)[short]] = first[short] + reading
-    return out
+    features[short, column["reading"]] = vectors(texts) @ question_unit
+    return SignatureTable(np.asarray(used, np.int64), features, shortlisted)

@@ -33,3 +33,30 @@ def test_a_manifest_of_another_graph_or_format_is_refused(tmp_path, monkeypatch)
     (folder / "manifest.json").write_text(json.dumps({"format": "other"}))
     with pytest.raises(ConfigError, match="not a gqa models manifest"):
         load_trained("b")
+
+
+def test_a_graphs_signature_weights_round_trip_and_the_reader_uses_them(tmp_path, monkeypatch):
+    import dataclasses
+
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
+
+    from fakes import FakeEmbedder
+
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    weights = dataclasses.replace(ZERO_SHOT, reading=0.5, matcher=0.01)
+    models = TrainedModels(graph="g", dataset="d", embedder="fake").with_part("signature_weights",
+                                                                              "signature_weights.json")
+    models.save()
+    weights.save(models_dir("g") / "signature_weights.json")
+    loaded = load_trained("g")
+    assert SignatureWeights.load(loaded.path("signature_weights")) == weights
+    assert "signature_weights" in loaded.describe()
+    answering = Answering(FakeEmbedder(), use_llm=False)
+    reader = answering.reader("g")
+    assert reader.name == "zero-shot reader (the graph's weights)"
+    # the walk matcher reads MiniLM's vectors only: with another embedder its weight is 0 and it is not loaded
+    assert reader.weights == dataclasses.replace(weights, matcher=0.0) and reader.matcher is None
+    assert answering.reader("other").name == "zero-shot reader (general weights)"
+    rules = Answering(FakeEmbedder(), use_llm=False, reader="rules").reader("g")
+    assert rules.weights == ZERO_SHOT and rules.name == "zero-shot reader"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from gretriever_neo4j.reader import coverage
 from gretriever_neo4j.reader.coverage import WORD_NAMES, coverage_scores, least_named, signature_question
+from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
 from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import content_words
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
@@ -72,7 +75,7 @@ def test_the_empty_signature_never_wins_and_the_shortlist_ranks_above_the_rest(v
 
 
 def test_who_asks_for_a_relations_value_not_for_what_points_at_the_anchor(vectors):
-    from gretriever_neo4j.reader.coverage import WHO_BACKWARD_COST
+    WHO_BACKWARD_COST = -ZERO_SHOT.who_backward
 
     films_of = ((STARRED, BACKWARD),)  # the films X starred in
     co_stars = ((STARRED, BACKWARD), (STARRED, FORWARD))  # their actors
@@ -99,26 +102,29 @@ def test_a_walk_goes_through_a_round_trip_when_it_goes_on_along_another_relation
     assert not through_trip([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (DIRECTED, FORWARD)])  # siblings of siblings
 
 
-def test_a_round_trip_nothing_asks_for_costs_more_where_the_walk_goes_on(vectors, monkeypatch):
+def test_a_round_trip_nothing_asks_for_costs_more_where_the_walk_goes_on(vectors):
     from gretriever_neo4j.reader import coverage
-    from gretriever_neo4j.reader.coverage import THROUGH_TRIP_COST
+    from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
+
+    THROUGH_TRIP_COST = -ZERO_SHOT.through_trip
 
     through = [(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)]
     ending = [(LANGUAGE, FORWARD), (DIRECTED, FORWARD), (DIRECTED, BACKWARD)]
 
-    def scores(question):
-        return coverage.coverage_scores(question, None, [through, ending], RELATIONS, vectors, shortlist=0)
+    def scores(question, through_trip=ZERO_SHOT.through_trip):
+        weights = dataclasses.replace(ZERO_SHOT, through_trip=through_trip)
+        return coverage.coverage_scores(question, None, [through, ending], RELATIONS, vectors, shortlist=0,
+                                        weights=weights)
 
     plain, shared = scores("what language is X in"), scores("what language are the films sharing a director with X")
-    monkeypatch.setattr(coverage, "THROUGH_TRIP_COST", 0.0)
-    free, shared_free = scores("what language is X in"), scores("what language are the films sharing a director with X")
+    free = scores("what language is X in", 0.0)
+    shared_free = scores("what language are the films sharing a director with X", 0.0)
     assert free[0] - plain[0] == pytest.approx(THROUGH_TRIP_COST)
     assert free[1] == pytest.approx(plain[1])
     assert shared_free == pytest.approx(shared)  # asked for: no cost
     # a word names the trip's relation ("the director of X"): the question's own way, no cost either
     named = scores("what language are the movies of the director of X in")
-    monkeypatch.setattr(coverage, "THROUGH_TRIP_COST", 1.0)
-    assert scores("what language are the movies of the director of X in") == pytest.approx(named)
+    assert scores("what language are the movies of the director of X in", -1.0) == pytest.approx(named)
 
 
 def test_a_relation_is_named_twice_by_two_words_for_one_of_its_words_not_by_two_of_its_words(vectors):
@@ -296,7 +302,7 @@ def test_who_and_where_are_not_answered_by_numbers_alone_and_when_is(vectors):
     question = "when written X"
     plain = coverage_scores(question, None, [first, second], relations, vectors)
     timed = coverage_scores(question, None, [first, second], relations, vectors, value_ends={1})
-    assert plain[0] - timed[0] == pytest.approx(coverage.WHEN_COST) == 2 * coverage.VALUE_COST
+    assert plain[0] - timed[0] == pytest.approx(-ZERO_SHOT.when_mismatch) == -2 * ZERO_SHOT.value_mismatch
     assert plain[1] == timed[1]
     assert _best_of("in what year written X", [first, second], relations, vectors, value_ends={0}) == first
 
@@ -317,14 +323,14 @@ def test_the_noun_a_which_question_opens_with_is_the_kind_of_answer(vectors):
     assert _best_of("which city was X birth place", [born_then_back, born], relations, vectors) == born
 
 
-def test_a_question_that_names_no_relation_takes_one_hop(vectors, monkeypatch):
+def test_a_question_that_names_no_relation_takes_one_hop(vectors):
     # "what words describe X": no word names either relation, and a second hop's relation would be explained by
     # nothing (with the usual hop cost it won: its reading is as near the question and it covers more)
     relations = ["directed_by", "starred_actors"]
     one_hop, two_hops = ((DIRECTED, BACKWARD),), ((DIRECTED, BACKWARD), (STARRED, FORWARD))
     assert _best_of("what words describe X", [one_hop, two_hops], relations, vectors) == one_hop
-    monkeypatch.setattr(coverage, "UNNAMED_HOP_COST", coverage.HOP_COST)
-    assert _best_of("what words describe X", [one_hop, two_hops], relations, vectors) == two_hops
+    assert _best_of("what words describe X", [one_hop, two_hops], relations, vectors,
+                    weights=dataclasses.replace(ZERO_SHOT, extra_hops_unexplained=0.0)) == two_hops
 
 
 def test_who_is_not_answered_by_common_nouns_and_where_may_be(vectors):
@@ -381,7 +387,7 @@ def test_a_which_question_prefers_walks_ending_near_its_noun(vectors):
     assert _best_of(question, [first, second], relations, vectors, end_vectors=ends[::-1].copy()) == first
     plain = coverage_scores(question, None, [first, second], relations, vectors)
     kinded = coverage_scores(question, None, [first, second], relations, vectors, end_vectors=ends)
-    assert kinded - plain == pytest.approx(coverage.HEAD_KIND * (ends @ vectors(["country"])[0]))
+    assert kinded - plain == pytest.approx(ZERO_SHOT.head_kind * (ends @ vectors(["country"])[0]))
     # no "which N": no gain
     assert list(coverage_scores("who written X", None, [first, second], relations, vectors, end_vectors=ends)) == \
         list(coverage_scores("who written X", None, [first, second], relations, vectors))
@@ -433,7 +439,7 @@ def test_the_same_team_as_x_asks_for_the_others_who_share_it(embedder):
 
 
 def test_a_question_of_what_x_is_gains_the_step_to_its_class(vectors):
-    from gretriever_neo4j.reader.coverage import CLASS_GAIN
+    CLASS_GAIN = ZERO_SHOT.class_step
 
     relations = ["IsA", "Eats"]
     signatures = [[(0, FORWARD)], [(1, FORWARD)], [(0, BACKWARD)]]
@@ -448,7 +454,7 @@ def test_a_question_of_what_x_is_gains_the_step_to_its_class(vectors):
 def test_a_where_question_asks_for_the_most_specific_place_a_record_holds(vectors):
     """An address (a record) holds a city, a region and a country: "where is X based" is the city; "what country
     is X based in" names the country."""
-    from gretriever_neo4j.reader.coverage import SPECIFIC_PLACE
+    SPECIFIC_PLACE = ZERO_SHOT.most_specific
 
     relations = ["organization.organization.headquarters", "location.mailing_address.citytown",
                  "location.mailing_address.state_province_region", "location.mailing_address.country"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_web_page import ARTIFACTS, chromium
 
 from cli_helpers import gqa
 from service_helpers import FRANKLIN
+from test_web_page import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.neo4j
 
