@@ -7,6 +7,7 @@ with no questions (`gqa ingest triples --source …/kb.txt --graph metaqa_kb`). 
 
     static      the paper's retrieval (PCST over vector seeds), zero-shot reader
     zero-shot   relation-path retrieval, zero-shot reader (nothing trained)
+    rules       relation-path retrieval, the zero-shot reader with its hand-set weights alone (`--reader rules`)
     self-sup    what `gqa train --graph G` trained from the graph alone (self-supervised), as `gqa ask` picks it
     self-sup-paths / self-sup-learned   the self-supervised reader with the retriever named
 
@@ -40,6 +41,7 @@ BRACKETS = re.compile(r"\[([^\]]*)\]")
 SETUPS = {  # name -> gqa ask options
     "static": ["--retriever", "static", "--reader", "zero-shot"],
     "zero-shot": ["--retriever", "paths", "--reader", "zero-shot"],
+    "rules": ["--retriever", "paths", "--reader", "rules"],  # the zero-shot reader's hand-set weights alone
     "self-sup": ["--retriever", "auto"],
     "self-sup-paths": ["--retriever", "paths"],  # the self-supervised reader over relation-path retrieval
     "self-sup-learned": ["--retriever", "learned"],

@@ -186,8 +186,9 @@ class Answering:
         return self._readers[graph]
 
     def _zero_shot(self, trained) -> ZeroShotReader:
-        """The reader of a graph with no trained reader: its walk signatures scored by the weights fitted for the
-        graph (`gqa train --graph`), else by the general ones that ship with gqa (`reader.learned`)."""
+        """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
+        models where they are, else by general ones where the package holds them (`reader.learned`; none ships
+        today), else by the hand-set ones."""
         from gretriever_neo4j.reader.learned import general_matcher, general_weights
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
@@ -195,10 +196,10 @@ class Answering:
             weights, name = SignatureWeights.load(trained.path("signature_weights")), "the graph's weights"
         else:
             weights, name = general_weights(), "general weights"
-        if weights == ZERO_SHOT:
+        if weights == ZERO_SHOT:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed)
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
-        if matcher is not None and matcher.config.embedder != self.embedder.name:
+        if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
         return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher)
 

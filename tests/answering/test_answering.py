@@ -79,7 +79,7 @@ def test_a_kg_question_gets_the_readers_nodes_with_valid_citations(embedder, mon
     assert [retrieval.result.subgraph.node_keys[a] for a in answer.anchors] == ["n0"]
     assert answer.citations.all_valid and answer.citations.mode == "explicit"
     assert {str(node.id) for node in answer.nodes} <= set(answer.citations.cited_nodes)
-    assert answer.models["reader"] == "zero-shot reader (general weights)"
+    assert answer.models["reader"] == "zero-shot reader"
     assert answer.models["generator"].startswith("not asked: the reader answers alone")
 
 
@@ -88,7 +88,7 @@ def test_without_an_llm_no_generator_is_named(embedder, monkeypatch):
     monkeypatch.setattr(answering, "generator", _no_llm)
     answer = answering.answer(_retrieval(embedder))
     assert answer.mode == "grounded" and set(answer.models) == {"reader"}
-    assert answer.model == "zero-shot reader (general weights)"
+    assert answer.model == "zero-shot reader"
 
 
 def test_free_text_mode_asks_the_llm_to_cite_and_checks_its_citations(embedder, monkeypatch):

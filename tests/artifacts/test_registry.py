@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.artifacts.registry import TrainedModels, check_embedder, load_trained, models_dir
+from gretriever_neo4j.errors import ConfigError
 
 
 def test_manifest_round_trip_and_missing_parts(tmp_path, monkeypatch):
@@ -57,6 +57,6 @@ def test_a_graphs_signature_weights_round_trip_and_the_reader_uses_them(tmp_path
     assert reader.name == "zero-shot reader (the graph's weights)"
     # the walk matcher reads MiniLM's vectors only: with another embedder its weight is 0 and it is not loaded
     assert reader.weights == dataclasses.replace(weights, matcher=0.0) and reader.matcher is None
-    assert answering.reader("other").name == "zero-shot reader (general weights)"
+    assert answering.reader("other").name == "zero-shot reader"  # no general weights ship: the hand-set ones
     rules = Answering(FakeEmbedder(), use_llm=False, reader="rules").reader("g")
     assert rules.weights == ZERO_SHOT and rules.name == "zero-shot reader"
