@@ -1,6 +1,7 @@
 """A general reader (fitted weights and the walk matcher, written by
-`python -m train.general_reader matcher --out gretriever_neo4j/reader/general`) against the hand-set weights alone (`gqa ask --reader rules`), on the invented graphs nobody here has read (sets with `keep_misses: false`),
-through the CLI as a user runs it (`fictional_kgs.py --no-ingest`: the graphs must be ingested, e.g. by a plain
+`python -m train.general_reader matcher --out gretriever_neo4j/reader/general`) against the hand-set weights alone
+(`gqa ask --reader rules`), on the invented graphs nobody here has read (sets with `keep_misses: false`), through the
+CLI as a user runs it (`fictional_kgs.py --no-ingest`: the graphs must be ingested, e.g. by a plain
 `fictional_kgs.py --set NAME` run). Strict Hit@1 per graph and the mean over all, p50 ms; no miss is written down.
 
     python bench/general_reader.py [--sets eighth,held-out,held-out-3] [--reuse DIR]
