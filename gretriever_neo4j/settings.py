@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def gqa_home() -> Path:
@@ -47,3 +50,16 @@ def _password_from_local_server() -> str | None:
         return secret.read_text().strip() or None
     except OSError:
         return None
+
+
+def from_known_fields(cls, data: Mapping[str, Any], what: str):
+    """`cls(**data)` for the frozen config dataclass `cls`, refusing keys that are none of its fields with a
+    `ConfigError` naming `what` ("reader settings") and the known keys: a config saved by another version says
+    which setting it does not know instead of failing in the constructor."""
+    from gretriever_neo4j.errors import ConfigError
+
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"unknown {what} {unknown}; known: {sorted(known)}")
+    return cls(**data)

@@ -40,7 +40,7 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
     from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
     from gretriever_neo4j.reader.coverage import signature_question
     from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
-    from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
+    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
 
     features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
     from gretriever_neo4j.settings import Neo4jSettings
@@ -78,7 +78,7 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
             if (q + 1) % 50 == 0:
                 print(f"{graph}: {q + 1}/{len(questions)}", file=sys.stderr, flush=True)
     cat = (lambda parts, empty: np.concatenate(parts) if parts else empty)  # noqa: E731
-    return {"features": cat(features, np.zeros((0, len(dataclasses.fields(ZERO_SHOT)) - 2))),
+    return {"features": cat(features, np.zeros((0, len(FEATURES)))),
             "f1": cat(f1s, np.zeros(0)), "question": cat(owner, np.zeros(0, np.int64)),
             "shortlisted": cat(shortlisted, np.zeros(0, bool)), "graph": np.asarray(graph),
             "walk_text": cat(walk_texts, np.zeros(0, str)), "masked": cat(masked_texts, np.zeros(0, str)),
@@ -138,8 +138,6 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--epochs", type=int, default=20)
     args = parser.parse_args(argv)
     if args.command == "matcher":
-        import dataclasses as dc
-
         from gretriever_neo4j.embedding.embedder import Embedder
         from gretriever_neo4j.reader.learned import WEIGHTS_FILE
         from gretriever_neo4j.reader.walk_matcher import MatcherConfig, train_matcher
@@ -147,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         questions = matcher_questions(args.data, Embedder(None).embed)
         matcher = train_matcher(questions, MatcherConfig(epochs=args.epochs))
         matcher.save(args.out)
-        dc.replace(ZERO_SHOT, matcher=args.weight).save(args.out / WEIGHTS_FILE)
+        dataclasses.replace(ZERO_SHOT, matcher=args.weight).save(args.out / WEIGHTS_FILE)
         print(f"written {args.out}: {len(questions)} questions")
     elif args.command == "collect":
         questions = _questions(args.questions)

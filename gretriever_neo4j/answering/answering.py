@@ -159,21 +159,16 @@ class Answering:
             return self._reader(graph)
 
     def _reader(self, graph: str):
-
         if graph not in self._readers:
             path = self.reader_path
             if path == "rules":
                 self._readers[graph] = ZeroShotReader(self.embedder.embed)
                 return self._readers[graph]
-            if path == "zero-shot":
-                self._readers[graph] = self._zero_shot(load_trained(graph))
-                return self._readers[graph]
-            trained = load_trained(graph)
-            if path is None:
-                if trained is not None and trained.reader and not trained.zero_shot_reader_chosen:
-                    check_embedder(trained, self.embedder.name)
-                    path = str(trained.path("reader"))
-            if path is None:
+            trained = load_trained(graph) if path in (None, "zero-shot") else None
+            if path is None and trained is not None and trained.reader and not trained.zero_shot_reader_chosen:
+                check_embedder(trained, self.embedder.name)
+                path = str(trained.path("reader"))
+            if path in (None, "zero-shot"):
                 self._readers[graph] = self._zero_shot(trained)
             else:
                 reader = TrainedReader(path)

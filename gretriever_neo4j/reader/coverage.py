@@ -456,7 +456,6 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
     if question_vector is not None:
         question_unit = np.asarray(question_vector, dtype=np.float32).reshape(-1)
         question_unit = question_unit / max(float(np.linalg.norm(question_unit)), 1e-12)
-    opening_vector = vectors([" ".join(tokens[:2]) or "what"])[0]
     named_at_all = gram_named.max(axis=0)  # (R,) how well the best word or pair names each relation
     for i, s in enumerate(used):
         ids = sorted({int(r) for r, _ in signatures[s]})
@@ -523,7 +522,6 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
             f[column["first_named"]] = float(relations[int(signatures[s][0][0])] @ question_unit)
             if end_vectors is not None and len(end_vectors):
                 f[column["end_question"]] = float(end_vectors[s] @ question_unit)
-        f[column["wh_last"]] = float(relations[last] @ opening_vector)
         if end_counts is not None:
             f[column["end_count"]] = float(np.log1p(end_counts[s]))
         trips = round_trips(signatures[s])

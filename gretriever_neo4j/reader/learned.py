@@ -23,6 +23,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
+from gretriever_neo4j.reader.walk_matcher import answerable, walk_targets
 
 GENERAL = Path(__file__).with_name("general")  # signature_weights.json, matcher.json, matcher.safetensors
 WEIGHTS_FILE = "signature_weights.json"
@@ -149,19 +150,11 @@ def fit_weights(questions: Sequence[QuestionWalks], config: FitConfig = FitConfi
     `prior`; its temperature and shortlist are kept."""
     import torch
 
-    usable = [q for q in questions if len(q.f1) > 1 and q.f1.max() > 0]
-    if not usable:
-        raise InputError("no question has a walk that reaches its answer", field="questions")
-    per_graph: dict[str, int] = {}
-    for q in usable:
-        per_graph[q.graph] = per_graph.get(q.graph, 0) + 1
+    usable, weight = answerable(questions)
     features = torch.tensor(np.concatenate([q.features for q in usable]), dtype=torch.float64)
     owner = torch.tensor(np.concatenate([np.full(len(q.f1), i) for i, q in enumerate(usable)]))
-    target = np.concatenate([np.where(q.f1 >= config.target_share * q.f1.max(), q.f1, 0.0) for q in usable])
-    target = torch.tensor(target, dtype=torch.float64)
-    target = target / torch.zeros(len(usable), dtype=torch.float64).index_add(0, owner, target)[owner]
-    weight = torch.tensor([1.0 / per_graph[q.graph] for q in usable], dtype=torch.float64)
-    weight = weight / weight.sum()
+    target = torch.tensor(np.concatenate([walk_targets(q.f1, config.target_share) for q in usable]))
+    weight = torch.tensor(weight)
     start = torch.tensor(prior.vector() / prior.temperature, dtype=torch.float64)
     theta = start.clone().requires_grad_(True)
     optimizer = torch.optim.LBFGS([theta], max_iter=config.steps, line_search_fn="strong_wolfe")

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.reader.features import NODE_FLAGS, ReaderExample
+from gretriever_neo4j.settings import from_known_fields
 
 CHECKPOINT_FORMAT = "gqa-reader/1"
 
@@ -62,11 +63,7 @@ class ReaderConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ReaderConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown reader settings {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_known_fields(cls, data, "reader settings")
 
 
 def build_module(dim: int, config: ReaderConfig):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError
+from gretriever_neo4j.settings import from_known_fields
 
 # What each feature of a signature measures (the weights below name them in the same order).
 FEATURES: dict[str, str] = {
@@ -52,7 +53,6 @@ FEATURES: dict[str, str] = {
     "first_named": "similarity of the question to the first relation's name (humanized)",
     "end_question": "similarity of the whole question to the mean vector of the walk's end nodes",
     "end_count": "log(1 + the number of end nodes)",
-    "wh_last": "similarity of the question's opening words ('where is', 'who') to the last relation's name",
     "matcher": "the walk matcher's score of the question and the walk read together (`reader.walk_matcher`)",
 }
 
@@ -93,7 +93,6 @@ class SignatureWeights:
     first_named: float = 0.0
     end_question: float = 0.0
     end_count: float = 0.0
-    wh_last: float = 0.0
     matcher: float = 0.0
     temperature: float = 0.05
     shortlist: int = 24
@@ -121,11 +120,7 @@ class SignatureWeights:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SignatureWeights:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown signature weights {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_known_fields(cls, data, "signature weights")
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.settings import from_known_fields
 
 CONFIG_FILE = "matcher.json"
 WEIGHTS_FILE = "matcher.safetensors"
@@ -61,11 +62,7 @@ class MatcherConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MatcherConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown matcher settings {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_known_fields(cls, data, "matcher settings")
 
 
 def _module(config: MatcherConfig):
@@ -130,6 +127,26 @@ class WalkMatcher:
         return cls(config, module)
 
 
+def answerable(questions: Sequence[Any]) -> tuple[list[Any], np.ndarray]:
+    """The questions (anything with `f1` per walk and a `graph`) that have an answering walk and another walk, and
+    the weight of each: every graph's questions weigh as much in all as any other graph's; the weights sum to 1."""
+    usable = [q for q in questions if len(q.f1) > 1 and q.f1.max() > 0]
+    if not usable:
+        raise InputError("no question has a walk that reaches its answer", field="questions")
+    per_graph: dict[str, int] = {}
+    for q in usable:
+        per_graph[q.graph] = per_graph.get(q.graph, 0) + 1
+    weight = np.asarray([1.0 / per_graph[q.graph] for q in usable])
+    return usable, weight / weight.sum()
+
+
+def walk_targets(f1: np.ndarray, share: float) -> np.ndarray:
+    """A question's target distribution over its walks: those within `share` of the best F1, in proportion to
+    their F1."""
+    target = np.where(f1 >= share * f1.max(), f1, 0.0)
+    return target / target.sum()
+
+
 @dataclass
 class MatcherQuestion:
     """One question's walks for training: unit vectors of the masked question (d,), of each walk read as a
@@ -140,31 +157,21 @@ class MatcherQuestion:
     ends: np.ndarray
     f1: np.ndarray
     graph: str
-    prior: np.ndarray | None = None  # (W,) logits the matcher's add to (the zero-shot scores / temperature)
 
 
 def train_matcher(questions: Sequence[MatcherQuestion], config: MatcherConfig = MatcherConfig(),
                   progress: Callable[[int, int, float], None] | None = None,
                   start: WalkMatcher | None = None) -> WalkMatcher:
     """A matcher trained on `questions` (those with an answering walk and another walk), from `start`'s
-    weights where given (a graph's own questions adapting the general matcher). Where a question has a
-    `prior`, the matcher learns what to add to it."""
+    weights where given (a graph's own questions adapting the general matcher)."""
     import torch
 
-    usable = [q for q in questions if len(q.f1) > 1 and q.f1.max() > 0]
-    if not usable:
-        raise InputError("no question has a walk that reaches its answer", field="questions")
-    per_graph: dict[str, int] = {}
-    for q in usable:
-        per_graph[q.graph] = per_graph.get(q.graph, 0) + 1
+    usable, draw = answerable(questions)  # questions are drawn as they weigh
     module = _module(config)
     if start is not None:
         module.load_state_dict(start.module.state_dict())
     optimizer = torch.optim.AdamW(module.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     rng = np.random.default_rng(config.seed)
-    # each graph weighs as much as any other: questions are drawn in proportion to 1 / (the graph's questions)
-    draw = np.asarray([1.0 / per_graph[q.graph] for q in usable])
-    draw /= draw.sum()
     steps = config.epochs * math.ceil(len(usable) / config.questions_per_step)
     module.train()
     for step in range(steps):
@@ -175,13 +182,9 @@ def train_matcher(questions: Sequence[MatcherQuestion], config: MatcherConfig = 
         logits = module(rows).squeeze(-1)
         loss, offset = 0.0, 0
         for q in chosen:
-            f1 = torch.from_numpy(q.f1.astype(np.float32))
-            target = torch.where(f1 >= config.target_share * f1.max(), f1, torch.zeros_like(f1))
-            part = logits[offset:offset + len(f1)]
-            if q.prior is not None:
-                part = part + torch.from_numpy(q.prior.astype(np.float32))
-            loss = loss - (target / target.sum() * torch.log_softmax(part, 0)).sum()
-            offset += len(f1)
+            target = torch.from_numpy(walk_targets(q.f1, config.target_share).astype(np.float32))
+            loss = loss - (target * torch.log_softmax(logits[offset:offset + len(target)], 0)).sum()
+            offset += len(target)
         loss = loss / len(chosen)
         optimizer.zero_grad()
         loss.backward()
@@ -191,4 +194,4 @@ def train_matcher(questions: Sequence[MatcherQuestion], config: MatcherConfig = 
     return WalkMatcher(config, module)
 
 
-__all__ = ["MatcherConfig", "MatcherQuestion", "WalkMatcher", "train_matcher", "unit"]
+__all__ = ["MatcherConfig", "MatcherQuestion", "WalkMatcher", "answerable", "train_matcher", "unit", "walk_targets"]

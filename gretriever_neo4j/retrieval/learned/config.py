@@ -3,12 +3,12 @@ checked when made and read back from a checkpoint's dict."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
 
-from gretriever_neo4j.errors import ConfigError, InputError
+from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.settings import from_known_fields
 
 
 @dataclass(frozen=True)
@@ -64,8 +64,4 @@ class RetrieverConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrieverConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ConfigError(f"unknown retriever settings {unknown}; known: {sorted(known)}")
-        return cls(**data)
+        return from_known_fields(cls, data, "retriever settings")
