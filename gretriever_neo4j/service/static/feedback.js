@@ -54,29 +54,29 @@
     }
   }
 
+  function verdictButton(verdict, onclick) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `fb-${verdict}`;
+    button.textContent = verdict;
+    button.title = `this answer is ${verdict}`;
+    button.onclick = onclick;
+    return button;
+  }
+
   // The buttons beside one answer of the list (app.js makes the items; they are decorated as they appear).
   function decorate(item) {
     if (item.querySelector(".fb") || !item.dataset.key) return;
     const key = item.dataset.key;
     const buttons = document.createElement("span");
     buttons.className = "fb";
-    const right = document.createElement("button");
-    right.type = "button";
-    right.className = "fb-right";
-    right.textContent = "right";
-    right.title = "this answer is right";
-    right.onclick = () => {
+    const right = verdictButton("right", () => {
       item.classList.add("fb-marked-right");
       item.classList.remove("fb-marked-wrong");
       state.wrong.delete(key);
       send({ verdict: "right", answer: key });
-    };
-    const wrong = document.createElement("button");
-    wrong.type = "button";
-    wrong.className = "fb-wrong";
-    wrong.textContent = "wrong";
-    wrong.title = "this answer is wrong";
-    wrong.onclick = () => {
+    });
+    const wrong = verdictButton("wrong", () => {
       const marked = item.classList.toggle("fb-marked-wrong");
       item.classList.remove("fb-marked-right");
       if (marked) state.wrong.add(key); else state.wrong.delete(key);
@@ -85,7 +85,7 @@
         say("Marked wrong. What is the answer? Type its name, or click its node in the drawing, then Send.");
         input.focus();
       }
-    };
+    });
     buttons.append(" ", right, " ", wrong);
     item.appendChild(buttons);
   }
