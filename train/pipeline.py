@@ -59,6 +59,7 @@ class GraphTrainingOptions:
     write_questions: Path | None = None  # where the synthesized questions go (JSON lines, `gqa ingest questions`)
     choice_questions: int = 300  # held-out questions measuring learned vs relation-path retrieval
     synthetic_reader: bool = False  # no real question: also train the reader on synthesized ones (not used by ask)
+    warm_start: bool = True  # a graph unchanged since its last training: only the reader adapts to its questions
 
 
 # On questions synthesized from the graph, the learned retriever is measured on its own training distribution: it
@@ -108,15 +109,31 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
     kg = KnowledgeGraph.from_store(store, graph)
     report("stage", text=f"graph: {kg.num_nodes:,} nodes, {kg.num_edges:,} edges "
                               f"({time.perf_counter() - started:.0f} s)")
+    models = load_trained(graph) or TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
+    if models.embedder != embedder.name:  # a new embedder invalidates everything trained before
+        models = TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
+    folder = models_dir(graph)
+    real_rows = train_rows + val_rows
+    few_real = len(train_rows) < options.min_real_questions  # `gqa ask` reads with the zero-shot reader, adapted
+    state = {"nodes": kg.num_nodes, "edges": kg.num_edges}
+    if (self_supervised and few_real and options.warm_start and not (options.synthetic_reader or options.generator)
+            and models.details.get("graph_state") == state
+            and models.details.get("synthesis") and models.chosen_retriever is not None
+            and (models.retriever or models.chosen_retriever == "paths")):
+        # The graph is as it was when its retrieval was trained on questions made from it; what changed is its own
+        # questions (feedback): only what reads them is learned again (seconds, not the retriever's minutes).
+        report("stage", text="graph unchanged since the last `gqa train`: retrieval kept, the reader adapts to the "
+                             "graph's own questions (--cold trains everything again)")
+        retriever = (_PathsAsLearned(kg, embedder) if models.chosen_retriever == "paths"
+                     else _load_retriever(kg, folder / models.retriever, embedder))
+        models = _adapt_reader(kg, retriever, embedder, real_rows, models, folder, options, report)
+        models.save()
+        return models
     synthesis = None
     real_questions = len(train_rows)
     if self_supervised:
         synthetic_train, synthetic_val, synthesis = _synthesize(kg, graph, options, report)
         train_rows, val_rows = train_rows + synthetic_train, val_rows + synthetic_val
-    models = load_trained(graph) or TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
-    if models.embedder != embedder.name:  # a new embedder invalidates everything trained before
-        models = TrainedModels(graph=graph, dataset=dataset, embedder=embedder.name)
-    folder = models_dir(graph)
 
     if synthesis is not None:
         models = _with_details(models, "synthesis", synthesis)
@@ -145,14 +162,14 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
         if choice["retriever"] == "paths":
             retriever = _PathsAsLearned(kg, embedder)
 
-    if real_questions == 0 and not (options.synthetic_reader or options.generator):
+    models = _with_details(models, "graph_state", state)
+    if few_real:
+        models = _adapt_reader(kg, retriever, embedder, real_rows, models, folder, options, report)
+        models.save()
+    if few_real and not (options.synthetic_reader or options.generator):
         # `gqa ask` would not use it (below): on a graph of 387 edges it was 15 of the 26 minutes
-        report("stage", text="reader: not trained (no real question: `gqa ask` answers with the zero-shot reader; "
-                             "--synthetic-reader trains one on the synthesized questions)")
-        models = _with_details(replace(models, reader=None), "reader_choice", {
-            "reader": "zero-shot", "real_questions": 0, "trained": False,
-            "why": "no real training questions: a reader trained on synthesized ones reads their templates, not "
-                   "people's questions"})
+        report("stage", text="reader: not trained (too few real questions: `gqa ask` answers with the zero-shot "
+                             "reader; --synthetic-reader trains one on the synthesized questions)")
         models.save()
         return models
     reader_train = _sample(train_rows, options.reader_questions, options.seed)
@@ -162,14 +179,13 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
     reader_path, details = _train_reader(items_train, reader_train, items_val, reader_val, embedder, graph, dataset,
                                          options, folder / "reader.pt", report, max_hops=4 if opaque else 3)
     models = models.with_part("reader", reader_path.name, details)
-    # Trained on questions made from the graph alone, the reader learns their phrasing, not how people ask, and
-    # reads people's questions worse than the zero-shot reader. So `gqa ask` keeps the zero-shot reader until the
-    # graph has questions of its own (the trained one stays in the folder: `gqa ask --reader …/reader.pt`).
-    models = _with_details(models, "reader_choice", {
-        "reader": "zero-shot" if real_questions == 0 else "trained",
-        "real_questions": real_questions,
-        "why": ("no real training questions: the reader trained on synthesized ones reads their templates, "
-                "not people's questions" if real_questions == 0 else "trained on the graph's own questions")})
+    # Trained with fewer real questions than `min_real_questions`, the reader learns the synthesized questions'
+    # phrasing, not how people ask, and reads people's questions worse than the zero-shot reader adapted to the real
+    # ones (`_adapt_reader`). So `gqa ask` keeps that one (the trained one stays in the folder: `gqa ask --reader
+    # …/reader.pt`).
+    if not few_real:
+        models = _with_details(models, "reader_choice", {
+            "reader": "trained", "real_questions": real_questions, "why": "trained on the graph's own questions"})
     models.save()
 
     if options.generator:
@@ -182,6 +198,40 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
 
 
 # -- parts ------------------------------------------------------------------------------------------------
+
+def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: Path, options: GraphTrainingOptions,
+                  report) -> TrainedModels:
+    """The zero-shot reader adapted to the graph's own questions (`rows`, real ones: ingested or feedback): its
+    lexicon (`train.fewshot`), kept where cross-validation measured it no worse than none."""
+    from ..reader import ZeroShotReader
+    from ..reader.lexicon import FILE
+    from .fewshot import answered_questions, fewshot_lexicon
+
+    rows = [q for q in rows if q["answers"]]
+    why = ("no real questions: a reader trained on synthesized ones reads their templates, not people's questions"
+           if not rows else f"{len(rows)} real questions (fewer than {options.min_real_questions}): the zero-shot "
+           f"reader, adapted to them where that measured better")
+    choice = {"reader": "zero-shot", "real_questions": len(rows), "trained": False, "why": why}
+    models = replace(models, reader=None, lexicon=None)
+    if not rows:
+        return _with_details(models, "reader_choice", choice)
+    report("stage", text=f"reader: adapting to the graph's {len(rows)} own questions")
+    items = _reader_inputs(kg, retriever, embedder, rows, report, "own")
+    embed = _embed_fn(embedder)
+    questions = answered_questions(items, [q["answers"] for q in rows], embed)
+    lexicon, details = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embed, lexicon=lex), seed=options.seed)
+    details["feedback_questions"] = sum(1 for q in rows if q.get("source") == "feedback")
+    details["trained"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    report("stage", text=f"reader: strict Hit@1 on its own questions {details['before']:.3f} zero-shot, "
+                         f"{details['after']:.3f} adapted ({details['measured_on']}) -> "
+                         + ("adapted" if details["adopted"] else "zero-shot"))
+    models = _with_details(models, "fewshot", details)
+    if details["adopted"]:
+        folder.mkdir(parents=True, exist_ok=True)
+        lexicon.save(folder / FILE)
+        models = models.with_part("lexicon", FILE)
+    return _with_details(models, "reader_choice", choice)
+
 
 class _Reporter:
     """`report(stage, done, total, **info)`: the pipeline's shorthand for `notify`."""

@@ -6,6 +6,8 @@
                            /signature_weights.json  the zero-shot reader's weights fitted for the graph
                                             (`reader.learned`), from the general ones
                            /generator/      a G-Retriever checkpoint (`model.checkpoint`), when trained
+                           /lexicon.json    the words of the graph's own questions that name its relations, and
+                                            the walks they meant (`reader.lexicon`), learned from them
 
 A manifest is written last and atomically, so a folder whose training was interrupted still answers with what
 an earlier run completed (or with nothing). The learned retriever trained by `gqa train-retriever` before this
@@ -25,7 +27,7 @@ from gretriever_neo4j.settings import gqa_home
 
 MANIFEST = "manifest.json"
 FORMAT = "gqa-models/1"
-PARTS = ("retriever", "reader", "generator", "signature_weights")
+PARTS = ("retriever", "reader", "generator", "signature_weights", "lexicon")
 
 
 def models_dir(graph: str) -> Path:
@@ -47,6 +49,7 @@ class TrainedModels:
     reader: str | None = None
     generator: str | None = None
     signature_weights: str | None = None
+    lexicon: str | None = None
     created: str = ""
     details: dict = field(default_factory=dict)  # what each training reported (questions, seconds, scores)
 

@@ -180,6 +180,8 @@ def train(
     min_real_questions: int = typer.Option(500, "--min-real-questions", min=0),
     write_questions: Optional[Path] = typer.Option(None, "--write-questions", help="KG: write the self-supervised "
                                                    "questions here (JSON lines that `gqa ingest questions` reads)"),
+    cold: bool = typer.Option(False, "--cold", help="KG: train everything again, though the graph is unchanged "
+                              "since the last run (by default only the reader adapts to its new questions)"),
     synthetic_reader: bool = typer.Option(False, "--synthetic-reader", help="KG with no questions: also train a "
                                           "reader on the synthesized questions (`gqa ask` keeps the zero-shot reader; "
                                           "use it with --reader)"),
@@ -231,18 +233,22 @@ def train(
                                            generator_questions=generator_questions, llm=llm, device=device,
                                            seed=seed, retriever_questions=limit, graph=graph, synthesize=synthesize,
                                            synthetic_paths=synthetic_paths, min_real_questions=min_real_questions,
-                                           write_questions=write_questions, synthetic_reader=synthetic_reader)
+                                           write_questions=write_questions, synthetic_reader=synthetic_reader,
+                                           warm_start=not cold)
             with _TrainProgress() as progress:
                 models = train_graph(store, model_embedder, dataset, options, progress=progress)
         console.print(f"[green]trained for graph {models.graph!r}[/]: {models.describe()}")
         _write_graph_curves(models)
         if models.zero_shot_reader_chosen:
-            retriever = "relation paths" if models.chosen_retriever == "paths" else "the learned retriever"
-            console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} (measured "
-                          f"better here) and answers with the zero-shot reader: a reader trained only on questions "
-                          f"made from the graph reads people's questions worse"
-                          + (f" (the trained one: `--reader {models.path('reader')}`)" if models.reader else
-                             " (`--synthetic-reader` trains one anyway)"))
+            retriever = {"paths": "relation paths", "learned": "the learned retriever"}.get(
+                models.chosen_retriever or "", "the retrieval chosen before")
+            fewshot = models.details.get("fewshot") or {}
+            adapted = (f", adapted to its {fewshot['questions']} own questions (strict Hit@1 on them "
+                       f"{fewshot['before']:.2f} -> {fewshot['after']:.2f}, cross-validated)" if models.lexicon
+                       else f" (adapting to its {fewshot['questions']} own questions measured no better)"
+                       if fewshot.get("questions") else "")
+            console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} and answers with "
+                          f"the zero-shot reader{adapted}")
         else:
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now uses them")
         return

@@ -68,6 +68,9 @@ class Reading:
     threshold: float
     evidence: dict[int, list[int]] = field(default_factory=dict)  # answer -> edges of its walks (local ids)
     signature_table: Any = None  # the zero-shot reader's `coverage.SignatureTable` of `walks.signatures`
+    signature_scores: np.ndarray | None = None  # the zero-shot reader's score of each of `walks.signatures`
+    masked: str | None = None  # the question as the zero-shot reader read it (anchor masked, words spelled out)
+    confidence: float | None = None  # the probability the answer is right (`reader.confidence`), where known
 
     def signature_of(self, node: int) -> str:
         pair = self.best_pair.get(node)
@@ -184,14 +187,16 @@ class ZeroShotReader:
     zero_shot = True
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
-                 scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None):
+                 scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None,
+                 lexicon=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
         similarities that relation-path retrieval uses). `weights`: the `SignatureWeights` that score a walk's
         coverage features (the hand-set zero-shot ones by default), `weights_name` what they are, for the
         reader's name ("general weights"); `matcher` a `walk_matcher.WalkMatcher` whose score is the walk feature
-        `matcher` (used where its weight is not 0)."""
+        `matcher` (used where its weight is not 0); `lexicon` the graph's learned word-relation pairs
+        (`reader.lexicon`)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -205,6 +210,7 @@ class ZeroShotReader:
         self.texts = TextVectors(embed) if embed is not None else None
         self.weights = weights if weights is not None else ZERO_SHOT
         self.matcher = matcher
+        self.lexicon = lexicon
         if weights_name:
             self.name = f"{self.name} ({weights_name})"
 
@@ -262,7 +268,10 @@ class ZeroShotReader:
                 # "what kind of music", "what form of government": `Rock music`, a kind of it, not `Government of X`
                 last = asks_for_a_category(masked) or (head >= 2 and tokens[head - 1] == "of")
                 kind_named = np.asarray([holds_word(t, tokens[head], last) for t in view.node_texts], dtype=bool)
-            table = coverage_features(masked, self.texts([masked])[0], found.signatures, view.relation_texts,
+            masked_unit = self.texts([masked])[0]
+            remembered = (self.lexicon.remembered(masked_unit, found.signatures, view.relation_texts, self.texts)
+                          if self.lexicon is not None else None)
+            table = coverage_features(masked, masked_unit, found.signatures, view.relation_texts,
                                       self.texts, weights=self.weights, ways_through=lands_opaque,
                                       categorical=view.categorical,
                                       value_ends=_ending_all_in(found, value),
@@ -273,7 +282,8 @@ class ZeroShotReader:
                                       end_vectors=_mean_end_vectors(view, found),
                                       container_ends=(_ending_mostly_in(found, contained | place)
                                                       if contained.any() else set()),
-                                      end_counts=np.bincount(found.pair_sig, minlength=len(found.signatures)))
+                                      end_counts=np.bincount(found.pair_sig, minlength=len(found.signatures)),
+                                      lexicon=self.lexicon, remembered=remembered)
             if self.matcher is not None and self.weights.matcher != 0:
                 from gretriever_neo4j.reader.learned import matcher_scores
                 from gretriever_neo4j.reader.signature_weights import FEATURES
@@ -320,7 +330,8 @@ class ZeroShotReader:
         tiebreak = tiebreak + SALIENT_FIRST * _ways_from_anchors(found, view, parallel)
         reading = _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                           threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
-        reading.signature_table = table
+        reading.signature_table, reading.signature_scores = table, sig_scores
+        reading.masked = masked if self.scoring == "coverage" else None
         return reading
 
     @staticmethod

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.reader.kinship import is_kin, kin_steps
+from gretriever_neo4j.reader.lexicon import GraphLexicon
 from gretriever_neo4j.reader.sides import (
     agents_named,
     inverse_named,
@@ -306,6 +307,19 @@ def signature_question(relation_texts: Sequence[str], signature: Sequence[Step])
     return f"what is {inner}"
 
 
+def naming_matrix(grams: Sequence[str], relation_texts: Sequence[str], vectors: TextVectors,
+                  kept: frozenset[str] = frozenset(), lexicon: GraphLexicon | None = None) -> np.ndarray:
+    """(G, R) how well each gram names each relation: the similarity of the two (the relation humanized), raised to
+    `LEXICAL` where they share a stem, and to the strength of a pair the graph's `lexicon` learned."""
+    if not len(grams) or not len(relation_texts):
+        return np.zeros((len(grams), len(relation_texts)), np.float32)
+    relations = vectors([humanize_relation(t) for t in relation_texts])
+    out = np.maximum(vectors(list(grams)) @ relations.T, LEXICAL * same_stems(grams, relation_texts, kept))
+    if lexicon is not None and len(lexicon):
+        out = np.maximum(out, lexicon.naming(grams, relation_texts))
+    return out
+
+
 @dataclass(frozen=True)
 class SignatureTable:
     """The named features (`signature_weights.FEATURES`) of the signatures that have a step (`used`, ids into
@@ -342,7 +356,8 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
                       categorical: set[Step] = frozenset(), value_ends: set[int] = frozenset(),
                       unnamed_ends: set[int] = frozenset(), place_ends: set[int] = frozenset(),
                       end_vectors: np.ndarray | None = None, kind_named_ends: set[int] = frozenset(),
-                      container_ends: set[int] = frozenset(), end_counts: np.ndarray | None = None
+                      container_ends: set[int] = frozenset(), end_counts: np.ndarray | None = None,
+                      lexicon: GraphLexicon | None = None, remembered: np.ndarray | None = None
                       ) -> SignatureTable:
     """Scores of `signatures` (relation ids index `relation_texts`) for the question with its anchors masked
     (see the module docstring), as named features (`signature_weights.FEATURES`; steps in `ways_through` lead
@@ -351,7 +366,9 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
     whose end nodes are all places (`place_relations`); `end_vectors`: (S, d) per signature, the mean of its end
     nodes' unit vectors (the kind of thing a "which N" question asks for is near N: `HEAD_KIND`); `kind_named_ends`:
     the signatures most of whose end nodes have N among their names' words (`NAME_KIND`); `container_ends`: those
-    most of whose end nodes a relation of containment points at (`CONTAINER_COST`). The empty
+    most of whose end nodes a relation of containment points at (`CONTAINER_COST`); `lexicon`: the graph's
+    learned word-relation pairs (`naming_matrix`); `remembered`: (S,) per signature, the feature of that name
+    (`GraphLexicon.remembered`). The empty
     signature, and signatures outside the shortlist, score lower than every shortlisted one (-inf for the empty
     one)."""
     shortlist = weights.shortlist if shortlist is None else shortlist
@@ -394,8 +411,7 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
     voiced = {**role_directions(tokens, relation_texts), **voice_directions(tokens, relation_texts)}
     sided = {**voiced, **inverse}  # what a "who" question's last step back may follow; a round trip: `inverse` only
     relations = vectors(humanized)
-    gram_relation = np.maximum(vectors(grams) @ relations.T,
-                               LEXICAL * same_stems(grams, relation_texts, kept))  # (G, R)
+    gram_relation = naming_matrix(grams, relation_texts, vectors, kept, lexicon)  # (G, R)
     word_relation = gram_relation[:len(words)]  # the grams start with the words themselves
     head_word = head_word_index(tokens, words, head)
     if head_word is not None:
@@ -524,6 +540,8 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
                 f[column["end_question"]] = float(end_vectors[s] @ question_unit)
         if end_counts is not None:
             f[column["end_count"]] = float(np.log1p(end_counts[s]))
+        if remembered is not None:
+            f[column["remembered"]] = float(remembered[s])
         trips = round_trips(signatures[s])
         if inverse and not trips:
             f[column["inverse_steps"]] = sum(1 for r, d in signatures[s] if int(r) in inverse and d != inverse[int(r)])

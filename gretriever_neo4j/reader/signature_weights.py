@@ -54,6 +54,8 @@ FEATURES: dict[str, str] = {
     "end_question": "similarity of the whole question to the mean vector of the walk's end nodes",
     "end_count": "log(1 + the number of end nodes)",
     "matcher": "the walk matcher's score of the question and the walk read together (`reader.walk_matcher`)",
+    "remembered": "similarity of the question to an answered question of the graph that meant this walk "
+                  "(`reader.lexicon`; 0 below `LexiconSettings.remember_above`)",
 }
 
 
@@ -94,6 +96,7 @@ class SignatureWeights:
     end_question: float = 0.0
     end_count: float = 0.0
     matcher: float = 0.0
+    remembered: float = 1.0
     temperature: float = 0.05
     shortlist: int = 24
 

@@ -1,0 +1,77 @@
+"""`gqa train --graph G` on a graph with a few questions of its own (real Neo4j, the CLI as a user runs it): the
+zero-shot reader adapts to them (`reader.lexicon`), cross-validated; a later run on the unchanged graph only adapts
+the reader again (warm), and a plain `gqa ask` reads with what it learned."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import gqa
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
+
+RESTAURANTS = [
+    ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),
+    ("Anna Pike", "chef of", "Blue Door"), ("Blue Door", "located in", "Harbor Street"),
+    ("Fish Stew", "served at", "Red Lantern"), ("Tom Reed", "chef of", "Red Lantern"),
+    ("Red Lantern", "located in", "Mill Lane"), ("Blue Door", "owned by", "Cora Vale"),
+    ("Red Lantern", "owned by", "Ivo Marsh"), ("Anna Pike", "trained at", "Red Lantern"),
+    ("Harbor Street", "part of", "Old Town"), ("Pear Cake", "served at", "Green Gate"),
+    ("Green Gate", "located in", "Mill Lane"), ("Lu Chen", "chef of", "Green Gate"),
+]
+
+
+@pytest.fixture()
+def cli_env(neo4j_settings, tmp_path, monkeypatch):
+    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
+    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GQA_SERVER", "off")
+    return tmp_path
+
+
+def _ask(graph: str, question: str) -> dict:
+    asked = gqa("ask", "--graph", graph, "--reader-only", "--json", question)
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    return json.loads(asked.stdout)["answer"]
+
+
+def test_a_few_own_questions_teach_the_graphs_words(store, cli_env):
+    graph = store.test_prefix
+    triples = cli_env / "kb.tsv"
+    triples.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in RESTAURANTS))
+    assert gqa("ingest", "triples", "--source", str(triples), "--graph", graph).returncode == 0
+    menu = "what's on the menu at Blue Door?"
+    assert sorted(_ask(graph, menu)["text"].split("|")) != ["Lemon Tart", "Mushroom Risotto"]
+
+    own = cli_env / "own.tsv"
+    own.write_text("what's on the menu at Red Lantern?\tFish Stew\t\ttrain\n"
+                   "who cooks at Red Lantern?\tTom Reed\t\ttrain\n")
+    assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
+    trained = gqa("train", "--graph", graph, "--synthetic-paths", "100")
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert "adapted to its 2 own questions" in trained.stdout, trained.stdout[-2000:]
+    folder = cli_env / "home" / "models" / graph
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["lexicon"] == "lexicon.json" and manifest["reader"] is None
+    fewshot = manifest["details"]["fewshot"]
+    assert fewshot["questions"] == 2 and fewshot["adopted"] and fewshot["after"] >= fewshot["before"]
+    lexicon = json.loads((folder / "lexicon.json").read_text())
+    assert {"gram": "menu", "relation": "served at"} in [{k: e[k] for k in ("gram", "relation")}
+                                                         for e in lexicon["entries"]]
+    answer = _ask(graph, menu)
+    assert sorted(answer["text"].split("|")) == ["Lemon Tart", "Mushroom Risotto"]
+    assert "adapted to 2 questions" in answer["models"]["reader"]
+
+    # one more question, the graph unchanged: only the reader adapts again (no retriever training)
+    with own.open("a") as more:  # a questions file's rows are keyed by their line: the file grows
+        more.write("what's on the menu at Green Gate?\tPear Cake\t\ttrain\n")
+    assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
+    again = gqa("train", "--graph", graph)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "graph unchanged since the last `gqa train`" in again.stdout
+    assert "learned retriever:" not in again.stdout and "self-supervised questions" not in again.stdout
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["details"]["fewshot"]["questions"] == 3 and manifest["lexicon"] == "lexicon.json"
