@@ -35,6 +35,8 @@ def row_for(line: QuestionLine, asked=None, error: str | None = None, seconds: f
             "answer": None if answer is None else answer.text,
             "answer_nodes": [] if answer is None else [node.__dict__ for node in answer.nodes],
             "mode": None if answer is None else answer.mode,
+            "confidence": None if answer is None else answer.confidence,
+            "unsure": False if answer is None else answer.unsure,
             "retrieval_id": retrieval.id, "graph": retrieval.graph, "retriever": asked.retriever,
             "models": {} if answer is None else answer.models,
             "citations": None if answer is None or answer.citations is None else {

@@ -332,6 +332,10 @@ class ZeroShotReader:
                           threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
         reading.signature_table, reading.signature_scores = table, sig_scores
         reading.masked = masked if self.scoring == "coverage" else None
+        if table is not None:
+            from gretriever_neo4j.reader.confidence import answer_support, calibrated
+
+            reading.confidence = calibrated(answer_support(reading))
         return reading
 
     @staticmethod
