@@ -26,6 +26,7 @@ from gretriever_neo4j.artifacts.registry import check_embedder, load_trained
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, answer_text, check_citations
 from gretriever_neo4j.reader import TrainedReader, ZeroShotReader
+from gretriever_neo4j.reader.confidence import CALIBRATION
 from gretriever_neo4j.reader.evidence import answer_evidence
 from gretriever_neo4j.retrievers.base import Retrieval
 
@@ -55,6 +56,10 @@ class Answer:
     models: dict[str, str] = field(default_factory=dict)  # part -> what it was (reader, generator)
     timings_ms: dict[str, float] = field(default_factory=dict)
     anchors: list[int] = field(default_factory=list)  # grounded: the nodes the question names (subgraph ids)
+    # grounded: the reader's probability that the answer shown is right (calibrated: `reader.confidence`), and
+    # whether that is too low to call the answer sure (`unsure`); None / False where no reader answered
+    confidence: float | None = None
+    unsure: bool = False
 
     def citations_summary(self) -> str:
         check = self.citations
@@ -73,6 +78,7 @@ class Answer:
             "text": self.text, "raw": self.raw, "mode": self.mode, "model": self.model, "models": dict(self.models),
             "seconds": self.seconds, "timings_ms": dict(self.timings_ms),
             "nodes": [node.__dict__ for node in self.nodes], "anchors": list(self.anchors),
+            "confidence": self.confidence, "unsure": self.unsure,
             "citations": None if check is None else {
                 "mode": check.mode, "nodes": list(check.cited_nodes), "edges": [list(e) for e in check.cited_edges],
                 "invalid_nodes": list(check.invalid_nodes), "invalid_edges": [list(e) for e in check.invalid_edges],
@@ -155,20 +161,32 @@ class Answering:
         return self._generators[key]
 
     def reader(self, graph: str):
+        """The graph's reader, loaded on first use and kept (one per graph, shared by the variants) until the
+        graph's models change on disk: a `gqa train` run while this process serves rewrites its manifest, whose
+        stamp is checked on each call (one stat, `artifacts.freshness`); the reader is then loaded anew, and the
+        generators loaded from the graph's models folder are let go, to be loaded anew when next asked for."""
         with self._load_lock:
             return self._reader(graph)
 
     def _reader(self, graph: str):
+        from gretriever_neo4j.artifacts.freshness import manifest_stamp
+        from gretriever_neo4j.artifacts.registry import models_dir
+
+        stamp_key, stamp = (graph, "models stamp"), manifest_stamp(graph)  # kept beside the reader, in `_readers`
+        if graph in self._readers and self._readers.get(stamp_key) != stamp:
+            del self._readers[graph]
+            folder = models_dir(graph)
+            for key in [key for key in self._generators if key[0] and Path(key[0]).is_relative_to(folder)]:
+                del self._generators[key]
         if graph not in self._readers:
             path = self.reader_path
-            if path == "rules":
-                self._readers[graph] = ZeroShotReader(self.embedder.embed)
-                return self._readers[graph]
             trained = load_trained(graph) if path in (None, "zero-shot") else None
             if path is None and trained is not None and trained.reader and not trained.zero_shot_reader_chosen:
                 check_embedder(trained, self.embedder.name)
                 path = str(trained.path("reader"))
-            if path in (None, "zero-shot"):
+            if path == "rules":
+                self._readers[graph] = ZeroShotReader(self.embedder.embed)
+            elif path in (None, "zero-shot"):
                 self._readers[graph] = self._zero_shot(trained)
             else:
                 reader = TrainedReader(path)
@@ -178,25 +196,37 @@ class Answering:
                 if reader.info.graph not in (None, graph):
                     raise ConfigError(f"reader {path} was trained for graph {reader.info.graph!r}, not {graph!r}")
                 self._readers[graph] = reader
+            self._readers[stamp_key] = stamp
         return self._readers[graph]
 
     def _zero_shot(self, trained) -> ZeroShotReader:
         """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
-        today), else by the hand-set ones."""
+        today), else by the hand-set ones; with the graph's lexicon where `gqa train` learned one from its own
+        questions (`reader.lexicon`)."""
         from gretriever_neo4j.reader.learned import general_matcher, general_weights
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
+        lexicon = None
+        if trained is not None and trained.lexicon:
+            from gretriever_neo4j.reader.lexicon import GraphLexicon
+
+            check_embedder(trained, self.embedder.name)  # its remembered questions are compared in these vectors
+            lexicon = GraphLexicon.load(trained.path("lexicon"))
         if trained is not None and trained.signature_weights:
             weights, name = SignatureWeights.load(trained.path("signature_weights")), "the graph's weights"
         else:
             weights, name = general_weights(), "general weights"
-        if weights == ZERO_SHOT:  # no general weights ship: the hand-set ones
+        if lexicon is not None:
+            name = (f"{name if weights != ZERO_SHOT else 'hand-set weights'}, adapted to {lexicon.questions} "
+                    f"questions of the graph")
+        if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed)
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
         if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
-        return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher)
+        return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher,
+                              lexicon=lexicon)
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""
@@ -255,9 +285,11 @@ class Answering:
             models["generator"] = "not asked: the reader answers alone (--llm-when always asks the LLM)"
         elif self.llm_when != "never":
             models["generator"] = "not asked: the reader was sure (--llm-when always asks it)"
+        confidence = _confidence(reading, result.nodes)
         return Answer(text=text, raw=result.raw, citations=checked, model="; ".join(models.values()),
                       seconds=time.perf_counter() - started, mode="grounded", models=models,
-                      timings_ms=result.timings_ms, anchors=list(reading.anchors),
+                      timings_ms=result.timings_ms, anchors=list(reading.anchors), confidence=confidence,
+                      unsure=confidence is not None and confidence < CALIBRATION.unsure_below,
                       nodes=[AnswerNode(id=n, key=view.node_keys[n], text=view.node_texts[n],
                                         probability=float(reading.probabilities[n]), walk=reading.signature_of(n),
                                         evidence_paths=_evidence(reading, n))
@@ -295,6 +327,16 @@ class Answering:
         return Answer(text=answer_text(raw).strip(), raw=raw, citations=check_citations(sample.desc, raw),
                       model=f"{model.config.variant} / {model.config.llm}", seconds=time.perf_counter() - started,
                       mode="free-text", models={"generator": f"{model.config.variant} / {model.config.llm}"})
+
+
+def _confidence(reading, nodes: list[int]) -> float | None:
+    """The probability that the first answer shown is right: the zero-shot reader's calibrated one where it shows
+    its own first answer (`reader.confidence`), else the reader's probability of that node."""
+    if not nodes:
+        return None
+    if reading.confidence is not None and reading.answers and nodes[0] == reading.answers[0]:
+        return round(float(reading.confidence), 4)
+    return round(float(reading.probabilities[nodes[0]]), 4) if len(reading.probabilities) > nodes[0] else None
 
 
 def _evidence(reading, node: int) -> list[dict]:
