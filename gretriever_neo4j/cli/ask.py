@@ -138,6 +138,11 @@ def show_asked(data: dict, as_json: bool, *, subgraph: bool = False) -> None:
         print_retrieval(data)
         return
     print_answer(data["answer"])
+    if data["answer"].get("unsure") and data.get("id"):
+        from rich.markup import escape
+
+        console.print(f"[yellow]tell it the right answer:[/] gqa feedback {escape(data['id'])} --answer NAME",
+                      soft_wrap=True)
     print_summary(data)
     if subgraph:
         print_retrieval(data, warnings=False)  # the summary said them
@@ -198,6 +203,15 @@ MAX_SHOWN_ANSWERS = 20
 MAX_SHOWN_PATHS = 2
 
 
+def sureness(answer: dict) -> str:
+    """How sure the answer is, as markup after its first line: " (unsure, 0.42)" in yellow where the answer is
+    unsure, " (confidence 0.91)" dimmed where it is sure, nothing where nothing estimated it."""
+    confidence = answer.get("confidence")
+    if answer.get("unsure"):
+        return " [bold yellow](unsure" + (f", {confidence:.2f}" if confidence is not None else "") + ")[/]"
+    return f" [dim](confidence {confidence:.2f})[/]" if confidence is not None else ""
+
+
 def print_answer(answer: dict) -> None:
     """An answer as `Answer.to_dict()` (or the service) gives it: how many, then each with its evidence chains."""
     from rich.markup import escape
@@ -205,7 +219,7 @@ def print_answer(answer: dict) -> None:
     nodes = answer.get("nodes") or []
     if answer["mode"] == "grounded" and nodes:
         count = f"{len(nodes)} answer" + ("s" if len(nodes) != 1 else "")
-        console.print(f"[bold]{count}[/] [dim]({answer['mode']})[/]")
+        console.print(f"[bold]{count}[/] [dim]({answer['mode']})[/]{sureness(answer)}")
         for node in nodes[:MAX_SHOWN_ANSWERS]:
             detail = f"p={node['probability']:.2f}" if node.get("probability") is not None else ""
             console.print(f"  [bold green]{escape(node['text'])}[/]  [dim]{detail}[/]")
@@ -218,7 +232,7 @@ def print_answer(answer: dict) -> None:
             console.print(f"  [dim]and {len(nodes) - MAX_SHOWN_ANSWERS} more (--json lists them all)[/]")
     else:
         console.print(f"[bold]answer[/] [dim]({answer['mode']})[/]: "
-                      f"[bold green]{escape(answer['text'] or '(empty)')}[/]")
+                      f"[bold green]{escape(answer['text'] or '(empty)')}[/]{sureness(answer)}")
     for part, described in answer["models"].items():
         console.print(f"[dim]{part}: {escape(described)}[/]")
     check = answer.get("citations")

@@ -26,16 +26,18 @@ from gretriever_neo4j.retrieval.naming import analyzer_tokens
 from gretriever_neo4j.store.feedback import (
     VERDICTS,
     AnsweredRetrieval,
+    AwaitingAnswer,
     FeedbackQuestion,
     Vote,
     answered_retrieval,
+    awaiting_feedback,
     drop_feedback,
     feedback_questions,
     store_vote,
 )
 
-__all__ = ["NodeName", "complete_names", "export_tsv", "feedback_dataset", "give_feedback", "list_feedback",
-           "remove_feedback", "resolve_answer"]
+__all__ = ["NodeName", "answers_awaiting", "complete_names", "export_tsv", "feedback_dataset", "give_feedback",
+           "list_feedback", "remove_feedback", "resolve_answer", "what_feedback_taught"]
 
 _RETRIEVAL_ID = re.compile(r"[A-Za-z0-9-]{1,64}")
 MAX_NAME_CHARS = 1000
@@ -144,6 +146,73 @@ def list_feedback(store, graph: str) -> list[FeedbackQuestion]:
     if store.graph_info(graph) is None:
         raise unknown_graph(graph)
     return feedback_questions(store, graph)
+
+
+MAX_AWAITING = 100  # answers listed at most per request (`answers_awaiting`)
+
+
+def answers_awaiting(store, graph: str, limit: int = 20) -> list[AwaitingAnswer]:
+    """The answers over `graph` that nobody has judged yet, the least confident first (`store.feedback.
+    awaiting_feedback`): what the page's "Help it learn" view offers. `NotFoundError` for an unknown graph,
+    `InputError` (field 'limit') for a limit outside 1..`MAX_AWAITING`."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_AWAITING:
+        raise InputError(f"the limit is a whole number from 1 to {MAX_AWAITING}, not {limit!r}", field="limit")
+    if store.graph_info(graph) is None:
+        raise unknown_graph(graph)
+    return awaiting_feedback(store, graph, limit)
+
+
+def what_feedback_taught(graph: str) -> dict | None:
+    """What the last `gqa train --graph G` learned from the graph's questions, feedback's among them, as its models'
+    manifest says (`details["fewshot"]`: questions, feedback_questions, before, after, measured_on, adopted, trained;
+    any may be missing): those fields, `trained` (when) and `text`, a sentence for people. None where nothing is
+    trained for the graph (or its manifest cannot be read)."""
+    from gretriever_neo4j.artifacts.registry import load_trained
+    from gretriever_neo4j.errors import ConfigError
+
+    try:
+        models = load_trained(graph)
+    except ConfigError:
+        return None
+    if models is None:
+        return None
+    fewshot = models.details.get("fewshot") if isinstance(models.details, dict) else None
+    fewshot = fewshot if isinstance(fewshot, dict) else {}
+    taught = {key: fewshot[key] for key in ("questions", "feedback_questions", "before", "after", "measured_on",
+                                            "adopted") if fewshot.get(key) is not None}
+    taught["trained"] = fewshot.get("trained") or models.created or None
+    taught["text"] = _taught_text(taught, measured=bool(fewshot))
+    return taught
+
+
+def _percent(value) -> str | None:
+    return f"{float(value):.0%}" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _taught_text(taught: dict, *, measured: bool) -> str:
+    if not measured:
+        return "Its models were trained before training measured what questions and feedback teach."
+    questions, given = taught.get("questions"), taught.get("feedback_questions")
+    if questions is not None and given is not None:
+        counts = f"{questions} questions, {given} of them from feedback"
+    elif questions is not None:
+        counts = f"{questions} questions"
+    elif given is not None:
+        counts = f"{given} questions from feedback"
+    else:
+        counts = ""
+    text = "After the last gqa train" + (f" ({counts})" if counts else "")
+    before, after = _percent(taught.get("before")), _percent(taught.get("after"))
+    where = taught.get("measured_on") or "on its own questions"
+    if before and after:
+        text += f": {before} → {after} right ({where})"
+    elif after or before:
+        text += f": {after or before} right ({where})"
+    if taught.get("adopted") is True:
+        text += "; answers use what it learned"
+    elif taught.get("adopted") is False:
+        text += "; not adopted: answers do not use it"
+    return text + "."
 
 
 def remove_feedback(store, graph: str) -> int:

@@ -3,7 +3,9 @@
 `QA` holds what is expensive to make (the embedder, retrievers per graph, the `Answering` with its readers and
 generators) and chooses per graph what `gqa train` trained for it (`registry`): the learned retriever where one
 exists and training measured it the better one ("auto"), else, over a knowledge graph, zero-shot relation-path
-retrieval (`path_retrieval`), and the paper's static retrieval (PCST) for per-sample graphs or no --graph.
+retrieval (`path_retrieval`), and the paper's static retrieval (PCST) for per-sample graphs or no --graph. The
+choice is read from the graph's manifest on every question, and a learned retriever is loaded anew when its
+checkpoint file changes, so a `gqa train` run while a server is up is used from the next question on.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gretriever_neo4j.answering.answering import Answer, Answering
+from gretriever_neo4j.artifacts.freshness import file_stamp
 from gretriever_neo4j.artifacts.registry import check_embedder, legacy_retriever, load_trained
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.retrievers.base import Retrieval, RetrievalContext, Retriever
@@ -58,7 +61,7 @@ class QA:
         else:
             self.static = StaticRetriever(self.context)
         self.answering = answering or Answering(embedder)
-        self._learned: dict[Path, Retriever] = {}
+        self._learned: dict[tuple[Path, Any], Retriever] = {}  # (checkpoint, its file's stamp) -> retriever
         self._paths: Retriever | None = None
         self._learned_lock = threading.Lock()  # requests of a server share the retrievers
 
@@ -117,10 +120,15 @@ class QA:
                 raise ConfigError(f"no learned retriever is trained for graph {graph!r}: run `gqa train --dataset "
                                   f"…` (or `gqa train-retriever`), or use --retriever static")
             return self.static
+        # One per checkpoint file as it is now: `gqa train` run while a server holds the retriever rewrites the same
+        # path, and the next question is retrieved with the new weights (one stat per question).
+        key = (path, file_stamp(path))
         with self._learned_lock:
-            if path not in self._learned:
-                self._learned[path] = LearnedKGRetriever(self.context, path, cache=self.cache)
-            return self._learned[path]
+            if key not in self._learned:
+                for stale in [held for held in self._learned if held[0] == path]:
+                    del self._learned[stale]
+                self._learned[key] = LearnedKGRetriever(self.context, path, cache=self.cache)
+            return self._learned[key]
 
     def retrieve(self, question: str, *, graph: str | None = None, retriever: str = "auto",
                  checkpoint: Path | None = None, record: bool = True,

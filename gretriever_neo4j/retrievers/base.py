@@ -129,15 +129,19 @@ class Recorder:
 
     def record_answer(self, retrieval: Retrieval, answer) -> None:
         """Keeps with a recorded retrieval the answer (an `answering.Answer`) a person is shown: its nodes' keys,
-        its text and the keys of the nodes the question names. Feedback on the retrieval (`gqa feedback`) refers to
-        it. A Neo4j gone meanwhile loses only this note (logged), not the answer."""
+        its text, the keys of the nodes the question names, and how sure it was (`confidence`, `unsure`). Feedback
+        on the retrieval (`gqa feedback`) refers to it; the least sure answers are the first offered for feedback
+        (`GET /api/feedback/unsure`). A Neo4j gone meanwhile loses only this note (logged), not the answer."""
         if not retrieval.recorded:
             return
         keys = retrieval.result.subgraph.node_keys
         anchors = [keys[i] for i in answer.anchors if 0 <= i < len(keys)]
+        confidence = getattr(answer, "confidence", None)
         try:
             self.store.record_answer(id=retrieval.id, answer_keys=[node.key for node in answer.nodes],
-                                     answer_text=answer.text, anchor_keys=anchors)
+                                     answer_text=answer.text, anchor_keys=anchors,
+                                     confidence=None if confidence is None else float(confidence),
+                                     unsure=bool(getattr(answer, "unsure", False)))
         except DatabaseError as error:
             log.warning("the answer of retrieval %s was not recorded: %s", retrieval.id, error)
 

@@ -179,11 +179,15 @@ def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed, record:
     cached = cache.get(graph, record=record)
     if cached is None:
         return None
-    key = ("learned", str(checkpoint))
+    from gretriever_neo4j.artifacts.freshness import file_stamp
+
+    key = ("learned", str(checkpoint), file_stamp(checkpoint))  # a checkpoint rewritten (`gqa train`) loads anew
     with cached.extras_lock:
         if key not in cached.extras:
             from gretriever_neo4j.retrieval.learned import LearnedRetriever
 
+            for stale in [held for held in cached.extras if held[:2] == key[:2]]:
+                del cached.extras[stale]
             cached.extras[key] = LearnedRetriever.from_checkpoint(checkpoint, cached.kg, graph_name=graph,
                                                                   embed=embed)
         return cached.extras[key]

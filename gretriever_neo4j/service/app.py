@@ -1,7 +1,7 @@
 """`gqa serve`: the HTTP API and the web page, over the same library calls as the CLI (`qa.QA`).
 
     GET  /health                 liveness (no token needed)
-    GET  /ready                  Neo4j reachable, models loaded
+    GET  /ready                  Neo4j reachable, graphs in memory, per graph the trained models' `created` stamp
     GET  /api/graphs             each stored graph (and dataset): its source, counts, questions, trained models
     POST /api/retrieve           {question, graph?, retriever?} -> the retrieved subgraph, recorded
     POST /api/ask                {question, graph?, retriever?, mode?, llm_when?} -> subgraph and answer
@@ -9,6 +9,7 @@
     GET  /api/retrievals/{id}    a recorded retrieval with its Neo4j Browser statement and link
     POST /api/feedback           {retrieval_id, verdict, answer?, shown?}: right/wrong, a train question (`feedback`)
     GET  /api/feedback?graph=G   the questions feedback made; GET /api/nodes?graph=G&q=…: names as typed
+    GET  /api/feedback/unsure?graph=G&limit=N   answers not judged yet, least confident first; what feedback taught
     GET  /                       the web page; /docs the OpenAPI documentation
 
 Errors are JSON `{"detail": …}`, their status chosen by the error's type (`errors.GqaError.http_status`): 422 bad

@@ -3,6 +3,8 @@
     POST /api/feedback           {retrieval_id, verdict: right|wrong, answer?, shown?} -> the feedback question
     GET  /api/feedback?graph=G   the questions feedback made over G
     GET  /api/nodes?graph=G&q=…  nodes whose name starts as typed (the page's "the answer is …" completion)
+    GET  /api/feedback/unsure?graph=G&limit=N   the answers over G nobody judged yet, least confident first, and
+                                 what the last `gqa train` learned from feedback (`taught`): the page's "Help it learn"
 
 Errors are the app's (`service.app`): 422 bad input naming its field, 404 unknown retrieval or graph, 409 a graph
 being dropped. When the server requires a token, the feedback records who gave it as the token's fingerprint
@@ -36,7 +38,14 @@ def token_fingerprint(token: str | None) -> str | None:
 
 
 def feedback_router(runtime: Runtime) -> APIRouter:
-    from gretriever_neo4j.ingest.feedback import complete_names, give_feedback, list_feedback
+    from gretriever_neo4j.ingest.feedback import (
+        MAX_AWAITING,
+        answers_awaiting,
+        complete_names,
+        give_feedback,
+        list_feedback,
+        what_feedback_taught,
+    )
 
     router = APIRouter()
     given_by = token_fingerprint(runtime.config.token)
@@ -51,6 +60,13 @@ def feedback_router(runtime: Runtime) -> APIRouter:
     async def feedback_list(graph: str = Query(..., min_length=1, max_length=200)) -> dict:
         questions = await run_in_threadpool(list_feedback, runtime.store, graph)
         return {"graph": graph, "questions": [question.to_dict() for question in questions]}
+
+    @router.get("/api/feedback/unsure")
+    async def feedback_unsure(graph: str = Query(..., min_length=1, max_length=200),
+                              limit: int = Query(20, ge=1, le=MAX_AWAITING)) -> dict:
+        answers = await run_in_threadpool(answers_awaiting, runtime.store, graph, limit)
+        taught = await run_in_threadpool(what_feedback_taught, graph)
+        return {"graph": graph, "answers": [answer.to_dict() for answer in answers], "taught": taught}
 
     @router.get("/api/nodes")
     async def nodes(graph: str = Query(..., min_length=1, max_length=200),

@@ -105,12 +105,18 @@ class Runtime:
             return stats
 
     def readiness(self) -> dict[str, Any]:
+        """Neo4j reachable, the graphs held in memory, and `models`: per graph, the `created` stamp of what
+        `gqa train` trained for it, which the next answer uses (a training run while the server is up included:
+        the page says "models updated" when it changes)."""
+        from gretriever_neo4j.artifacts.freshness import trained_stamps
+
         try:
             embedder = self.store.embedder_info()
             cache = getattr(self, "cache", None)
             return {"ready": True, "neo4j": True, "embedder": embedder and embedder[0],
                     "uptime_s": round(time.time() - self.started, 1), "queued": self.queued,
-                    "graphs_in_memory": cache.cached_graphs() if cache is not None else {}}
+                    "graphs_in_memory": cache.cached_graphs() if cache is not None else {},
+                    "models": trained_stamps()}
         except DatabaseError as error:
             return {"ready": False, "neo4j": False, "detail": str(error)}
         except Exception as error:  # the driver raises its own errors when the server went away

@@ -98,6 +98,36 @@ class FeedbackQuestion:
         return {**self.__dict__, "negative": self.negative}
 
 
+@dataclass(frozen=True)
+class AwaitingAnswer:
+    """An answer shown that nobody has judged yet (`awaiting_feedback`), with how sure it was."""
+
+    retrieval_id: str
+    question: str
+    answer_text: str | None
+    answer_keys: list[str]
+    confidence: float | None
+    unsure: bool
+    created: str | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> AwaitingAnswer:
+        confidence = row["confidence"]
+        return cls(retrieval_id=row["retrieval_id"], question=row["question"], answer_text=row["answer_text"],
+                   answer_keys=list(row["answer_keys"] or []),
+                   confidence=None if confidence is None else float(confidence), unsure=bool(row["unsure"]),
+                   created=row["created"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def awaiting_feedback(store: GraphStore, graph: str, limit: int = 20) -> list[AwaitingAnswer]:
+    """Up to `limit` answers over `graph` that were shown and have no feedback yet, the least confident first
+    (unestimated confidence last), then the newest (`cypher/feedback_unsure.cypher`)."""
+    return [AwaitingAnswer.from_row(row) for row in store.read("feedback_unsure", graph=graph, limit=int(limit))]
+
+
 def answered_retrieval(store: GraphStore, retrieval_id: str) -> AnsweredRetrieval | None:
     rows = store.read("feedback_retrieval", id=retrieval_id)
     return AnsweredRetrieval.from_row(rows[0]) if rows else None

@@ -21,8 +21,9 @@ Stored model:
   (:Question {dataset, qid, text, answers, split, graph, topic_entities})   those feedback made: also source
                                                           'feedback', not_answers, votes (`store.feedback`)
   (:Retrieval {id, question, graph, params, created, node_ids, rel_ids})   one per `gqa ask`; answer_keys,
-                                                          answer_text, anchor_keys: the answer shown
-                                                          (`record_answer`); feedback on it: `store.feedback`
+                                                          answer_text, anchor_keys, confidence, unsure: the
+                                                          answer shown and how sure it was (`record_answer`);
+                                                          feedback on it: `store.feedback`
   (:GqaMeta {id: 'schema', embedder, dim, layout})        which embedder made the stored vectors; layout 2
                                                           (null: edges carry vectors, `gqa db migrate`);
                                                           graph_versions: the highest graph version given
@@ -73,6 +74,7 @@ _SCHEMA_STATEMENTS = (
     "schema_node_key", "schema_graph_id", "schema_question_key", "schema_retrieval_id",
     "schema_node_graph_index", "schema_node_dataset_index", "schema_rel_graph_index",
     "schema_question_split_index", "schema_node_fulltext", "schema_relation_key", "schema_rel_text_index",
+    "schema_retrieval_graph_index",
 )
 _MAX_INDEX_CANDIDATES = 4096  # the most hits asked of a vector or fulltext index before scanning instead
 # The node vector index's HNSW build settings. An ingest pays each node's insertion at commit, and that insertion
@@ -396,11 +398,14 @@ class GraphStore:
         return self.write("retrieval_record", id=id, question=question, graph=graph, params=params,
                           node_refs=node_refs, rel_refs=rel_refs, textualized=textualized, timings=timings)[0]["id"]
 
-    def record_answer(self, *, id: str, answer_keys: list[str], answer_text: str, anchor_keys: list[str]) -> bool:
-        """Keeps the answer shown for a recorded retrieval (what feedback on it refers to); False: no such retrieval
-        (its graph was dropped meanwhile)."""
+    def record_answer(self, *, id: str, answer_keys: list[str], answer_text: str, anchor_keys: list[str],
+                      confidence: float | None = None, unsure: bool = False) -> bool:
+        """Keeps the answer shown for a recorded retrieval (what feedback on it refers to) and how sure it was
+        (`confidence`: the calibrated probability that it is right, None where nothing estimated it; `unsure`);
+        False: no such retrieval (its graph was dropped meanwhile)."""
         return bool(self.write("retrieval_answer_set", id=id, answer_keys=answer_keys, answer_text=answer_text,
-                               anchor_keys=anchor_keys))
+                               anchor_keys=anchor_keys, confidence=None if confidence is None else float(confidence),
+                               unsure=bool(unsure)))
 
     def retrieval(self, id: str) -> dict[str, Any] | None:
         rows = self.read("retrieval_get", id=id)

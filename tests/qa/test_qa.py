@@ -164,9 +164,24 @@ def test_the_answer_shown_is_kept_with_its_recorded_retrieval_for_feedback(store
     qa.static = FakeRetriever(qa.context, toy_kg(embedder))
     result = qa.ask("what did Benjamin Franklin invent?", retriever="static")
     assert store.answered == [{"id": result.retrieval.id, "answer_keys": ["n1"], "answer_text": "Bifocals",
-                               "anchor_keys": ["n0"]}]
+                               "anchor_keys": ["n0"], "confidence": None, "unsure": False}]
     qa.ask("what did Benjamin Franklin invent?", retriever="static", record=False)
     assert len(store.answered) == 1  # a retrieval not recorded keeps nothing
+
+
+class UnsureAnswering(NodeAnswering):
+    def answer(self, retrieval, *, history=None, streamer=None, cancel=None) -> Answer:
+        answer = super().answer(retrieval, history=history)
+        answer.confidence, answer.unsure = 0.42, True
+        return answer
+
+
+def test_how_sure_the_answer_was_is_kept_with_it(store, embedder):
+    qa = QA(store, embedder, answering=UnsureAnswering())
+    qa.static = FakeRetriever(qa.context, toy_kg(embedder))
+    result = qa.ask("what did Benjamin Franklin invent?", retriever="static")
+    assert store.answered == [{"id": result.retrieval.id, "answer_keys": ["n1"], "answer_text": "Bifocals",
+                               "anchor_keys": ["n0"], "confidence": 0.42, "unsure": True}]
 
 
 def test_nothing_to_answer_from_is_a_config_error(qa, embedder):

@@ -1,7 +1,13 @@
-"""A real `gqa serve` subprocess for the service tests."""
+"""A real `gqa serve` subprocess for the service tests; the app in this process over the real store (FastAPI's
+TestClient); a GQA_HOME of a test's own; and a tiny invented graph of restaurants whose question "what's on the
+menu at Blue Door?" the zero-shot reader gets wrong: the question's word for the relation ("menu") is nothing like
+the relation's name ("served at"), so it answers where Blue Door is (Harbour Street) instead of what it serves
+(Mushroom Risotto), a node of the subgraph it retrieves."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import subprocess
 import sys
@@ -9,6 +15,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from gretriever_neo4j.records import Edge, GraphRecord, Node
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "gretriever_neo4j" / "samples" / "webqsp_sample.jsonl"
@@ -49,4 +57,71 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
 
+MENU_QUESTION = "what's on the menu at Blue Door?"
+MENU_ANSWER = "Mushroom Risotto"
+MENU_TRIPLES = [
+    ("Mushroom Risotto", "served at", "Blue Door"),
+    ("Blue Door", "located in", "Harbour Street"),
+    ("Blue Door", "owned by", "Ada Lindqvist"),
+    ("Lamb Tagine", "served at", "Red Lantern"),
+    ("Red Lantern", "located in", "Mill Lane"),
+    ("Red Lantern", "owned by", "Tomas Berg"),
+    ("Fish Soup", "served at", "Green Gate"),
+    ("Green Gate", "located in", "Harbour Street"),
+    ("Green Gate", "owned by", "Ada Lindqvist"),
+]
 
+
+def menu_record(graph: str) -> GraphRecord:
+    names = sorted({name for head, _, tail in MENU_TRIPLES for name in (head, tail)})
+    return GraphRecord(graph_id=graph, dataset=graph, kind="kg", nodes=[Node(name, name) for name in names],
+                       edges=[Edge(head, relation, tail) for head, relation, tail in MENU_TRIPLES])
+
+
+def write_menu_tsv(path: Path) -> Path:
+    path.write_text("".join(f"{head}\t{relation}\t{tail}\n" for head, relation, tail in MENU_TRIPLES))
+    return path
+
+
+def in_process_app(store, embedder):
+    """(TestClient, Runtime): the service as `gqa serve` builds it (`service.build_runtime`), over `store`."""
+    from fastapi.testclient import TestClient
+
+    from gretriever_neo4j.answering.answering import Answering
+    from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j.retrievers.cached import GraphCache
+    from gretriever_neo4j.service.app import create_app
+    from gretriever_neo4j.service.runtime import Runtime, ServiceConfig
+
+    cache = GraphCache(store)
+    qa = QA(store, embedder, answering=Answering(embedder), cache=cache)
+    runtime = Runtime(ServiceConfig(), store, qa)
+    runtime.cache = cache
+    return TestClient(create_app(runtime)), runtime
+
+
+def home_of_its_own(home: Path) -> dict[str, str]:
+    """An empty GQA_HOME for a test's models, sharing the real one's exported ONNX embedder, so that no
+    process of the test exports it again; the environment that points at it."""
+    from gretriever_neo4j.settings import gqa_home
+
+    home.mkdir(parents=True, exist_ok=True)
+    real = gqa_home() / "onnx"
+    if real.is_dir() and not (home / "onnx").exists():
+        (home / "onnx").symlink_to(real, target_is_directory=True)
+    return {"GQA_HOME": str(home)}
+
+
+def neo4j_env(settings) -> dict[str, str]:
+    return {**os.environ, "NEO4J_URI": settings.uri, "NEO4J_PASSWORD": settings.password}
+
+
+def ask_in_page(page, question: str) -> dict:
+    """Types `question` into the page, asks, and waits for its answer; the retrieval the page shows."""
+    before = page.evaluate("window.gqaView.answer && window.gqaView.retrieval.id")
+    page.fill("#question", question)
+    page.click("#submit")
+    page.wait_for_function(f"window.gqaView.answer && window.gqaView.retrieval.id !== {json.dumps(before)}",
+                           timeout=180_000)
+    page.wait_for_timeout(200)
+    return page.evaluate("window.gqaView.retrieval")

@@ -211,10 +211,21 @@ function answerItem(node) {
   return item;
 }
 
+// How sure the answer is: its confidence as a percentage and an "unsure" badge; nothing where none was estimated.
+function showSureness(answer) {
+  const confidence = answer ? answer.confidence : null;
+  const unsure = Boolean(answer && answer.unsure);
+  $("confidence").textContent = confidence != null ? `${Math.round(confidence * 100)}% sure` : "";
+  $("unsure-badge").hidden = !unsure;
+  $("sureness").hidden = confidence == null && !unsure;
+  $("sureness").className = unsure ? "unsure" : "";
+}
+
 function showAnswer(answer) {
   current.answer = answer;
   const nodes = answer.nodes || [];
   $("answer-title").textContent = nodes.length ? `${nodes.length} answer${nodes.length === 1 ? "" : "s"}` : "Answer";
+  showSureness(answer);
   $("answer").textContent = nodes.length ? "" : (answer.text || "(no answer)");
   const list = $("answer-nodes");
   list.replaceChildren(...nodes.slice(0, MAX_LISTED_ANSWERS).map(answerItem));
@@ -230,6 +241,29 @@ function showAnswer(answer) {
   render();
   status(`Answered in ${Math.round(answer.seconds * 1000)} ms (${answer.mode}).`);
   document.dispatchEvent(new CustomEvent("gqa:answer", { detail: answer }));  // feedback.js offers its buttons
+  checkModels();
+}
+
+// What `gqa train` trained for each graph (GET /ready: graph -> its models' `created` stamp), looked at now and then
+// and after each answer: a training run while the page is open says so, as the next answer uses the new models.
+const MODELS_POLL_MS = 10_000;
+const models = { seen: null, updated: [] };  // read by the browser test
+window.gqaModels = models;
+
+async function checkModels() {
+  try {
+    const response = await fetch("/ready", { headers: headers() });
+    if (!response.ok) return;
+    const now = (await response.json()).models || {};
+    const graph = (current.retrieval && current.retrieval.graph) || $("graph").value;
+    if (models.seen !== null && graph && now[graph] && now[graph] !== models.seen[graph]) {
+      models.updated.push({ graph, created: now[graph] });
+      $("models-note").textContent = `Models updated: gqa train wrote new models for ${graph} ` +
+        `(${now[graph]}); the next answer uses them.`;
+      $("models-note").hidden = false;
+    }
+    models.seen = now;
+  } catch (error) { /* the next look may find the server */ }
 }
 
 // The last questions, kept in this browser; each opens again by its address (?q=…&graph=…).
@@ -292,6 +326,8 @@ async function ask(question, graph) {
   $("more-answers").hidden = true;
   $("node-info").hidden = true;
   $("models").textContent = $("citations").textContent = "";
+  showSureness(null);
+  $("models-note").hidden = true;
   status("Retrieving…");
   try {
     const response = await fetch("/api/ask/stream", {
@@ -340,3 +376,5 @@ if (wanted) {
 }
 if (preset.get("q")) { $("question").value = preset.get("q"); ask(preset.get("q"), $("graph").value); }
 loadGraphs();
+checkModels();
+setInterval(checkModels, MODELS_POLL_MS);

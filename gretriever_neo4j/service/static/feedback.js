@@ -2,8 +2,11 @@
 // names are completed from the graph's nodes, GET /api/nodes) or by clicking a node of the drawing. Each feedback
 // (POST /api/feedback) becomes a train question of the graph, which the next `gqa train --graph G` learns from.
 // A "wrong" waits for the right answer (or "I don't know"), so that one judgement is one vote.
+// An unsure answer (its confidence too low to call it right) asks first: "Not sure: is this right?" above the answers.
 // Runs after app.js and uses what it shares: `headers()` (the token), `window.gqaView` (the retrieval and answer
-// shown) and its events "gqa:answer" (an answer is shown) and "gqa:drawn" (the drawing was made anew).
+// shown) and its events "gqa:answer" (an answer is shown) and "gqa:drawn" (the drawing was made anew). It shares
+// `window.gqaFeedback.post` and `.complete` (learn.js judges other answers with them) and says "gqa:feedback" when a
+// feedback was kept.
 "use strict";
 
 (() => {
@@ -13,8 +16,33 @@
   const input = $("feedback-answer");
   // wrong: the keys of the answers marked wrong, not sent yet; picked: the node clicked in the drawing; names: the
   // completions offered, name -> key; last: the question the last feedback stored (read by the browser test)
-  const state = { wrong: new Set(), picked: null, names: new Map(), last: null, sent: 0 };
+  const state = { wrong: new Set(), picked: null, names: new Map(), last: null, sent: 0, post, complete: nodeNames };
   window.gqaFeedback = state;
+  const home = { parent: box.parentNode, next: box.nextSibling };  // where the box sits when the answer is sure
+
+  // One feedback (POST /api/feedback) on any recorded retrieval: the question it made, or an Error saying why not.
+  async function post(retrievalId, body) {
+    const response = await fetch("/api/feedback", {
+      method: "POST", headers: headers({ "Content-Type": "application/json" }),
+      body: JSON.stringify({ retrieval_id: retrievalId, ...body }),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const detail = typeof data.detail === "string" ? data.detail :
+        (data.detail || []).map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
+      throw new Error(`${response.status}: ${detail || response.statusText}`);
+    }
+    document.dispatchEvent(new CustomEvent("gqa:feedback", { detail: { retrieval_id: retrievalId, ...data } }));
+    return data.question;
+  }
+
+  // The nodes of `graph` whose name starts as typed (GET /api/nodes), best first.
+  async function nodeNames(graph, text, limit = 10) {
+    const params = new URLSearchParams({ graph, q: text, limit: String(limit) });
+    const response = await fetch(`/api/nodes?${params}`, { headers: headers() });
+    if (!response.ok) return [];
+    return (await response.json()).nodes;
+  }
 
   function say(text, error = false) {
     $("feedback-status").textContent = text;
@@ -28,30 +56,21 @@
   async function send(body) {
     if (!view.retrieval) return;
     say("Sending…");
+    let question;
     try {
-      const response = await fetch("/api/feedback", {
-        method: "POST", headers: headers({ "Content-Type": "application/json" }),
-        body: JSON.stringify({ retrieval_id: view.retrieval.id, ...body }),
-      });
-      const data = await response.json().catch(() => ({}));
-      if (!response.ok) {
-        const detail = typeof data.detail === "string" ? data.detail :
-          (data.detail || []).map((d) => `${(d.loc || []).slice(1).join(".")}: ${d.msg}`).join("; ");
-        say(`${response.status}: ${detail || response.statusText}`, true);
-        return;
-      }
-      const question = data.question;
-      state.last = question;
-      state.sent += 1;
-      state.wrong.clear();
-      $("feedback-unknown").hidden = true;
-      const kept = question.answers.length ? `answer: ${question.answers.join(", ")}` :
-        "no answer known yet, only what it is not";
-      say(`Thank you: kept as a train question of ${question.graph} (${kept}; votes right ` +
-          `${question.votes_right}, wrong ${question.votes_wrong}).`);
+      question = await post(view.retrieval.id, body);
     } catch (error) {
-      say(`The server did not answer: ${error}`, true);
+      say(error instanceof TypeError ? `The server did not answer: ${error}` : error.message, true);
+      return;
     }
+    state.last = question;
+    state.sent += 1;
+    state.wrong.clear();
+    $("feedback-unknown").hidden = true;
+    const kept = question.answers.length ? `answer: ${question.answers.join(", ")}` :
+      "no answer known yet, only what it is not";
+    say(`Thank you: kept as a train question of ${question.graph} (${kept}; votes right ` +
+        `${question.votes_right}, wrong ${question.votes_wrong}).`);
   }
 
   function verdictButton(verdict, onclick) {
@@ -100,7 +119,13 @@
     input.value = "";
     say("");
     $("feedback-unknown").hidden = true;
-    $("feedback-verdict").hidden = (answer.nodes || []).length > 0;  // no answer nodes: judge the answer as a whole
+    // no answer nodes: judge the answer as a whole; an unsure answer: asked first, above the answers
+    const unsure = Boolean(answer.unsure);
+    $("feedback-verdict").hidden = (answer.nodes || []).length > 0 && !unsure;
+    $("feedback-ask").textContent = unsure ? "Not sure: is this right?" : "Is this answer right?";
+    box.classList.toggle("unsure", unsure);
+    if (unsure) $("answer-nodes").before(box);
+    else if (box.nextSibling !== home.next) home.parent.insertBefore(box, home.next);
     box.hidden = !view.retrieval;
     $("answer-nodes").querySelectorAll("li").forEach(decorate);
   });
@@ -128,11 +153,8 @@
   async function complete() {
     const text = input.value.trim();
     if (!text || !view.retrieval) return;
-    const params = new URLSearchParams({ graph: view.retrieval.graph, q: text, limit: "10" });
     try {
-      const response = await fetch(`/api/nodes?${params}`, { headers: headers() });
-      if (!response.ok) return;
-      const { nodes } = await response.json();
+      const nodes = await nodeNames(view.retrieval.graph, text);
       const list = $("feedback-names");
       list.replaceChildren(...nodes.map((node) => {
         state.names.set(node.text, node.key);

@@ -1,0 +1,60 @@
+"""`gqa ask`'s human output says how sure an answer is: "(unsure, 0.42)" and a hint naming the `gqa feedback`
+command for an unsure answer, the confidence dimmed for a sure one, nothing new where none was estimated. No Neo4j:
+the answer is printed as the service or `QA.ask` gives it (`show_asked`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gretriever_neo4j.cli import ask as ask_cli
+
+
+def asked(confidence, unsure, *, nodes=True) -> dict:
+    answer = {"mode": "grounded" if nodes else "free-text", "text": "Harbour Street", "models": {"reader": "r"},
+              "citations": None, "seconds": 0.1, "confidence": confidence, "unsure": unsure,
+              "nodes": [{"id": 2, "key": "Harbour Street", "text": "Harbour Street", "probability": 0.4,
+                         "evidence_paths": []}] if nodes else []}
+    return {"id": "r-0123456789ab", "graph": "g", "nodes": [], "edges": [], "tokens": 10, "timings_ms": {},
+            "warnings": [], "browser_url": "http://127.0.0.1:7474/browser/", "answer": answer}
+
+
+@pytest.fixture()
+def printed(capsys, monkeypatch):
+    monkeypatch.setattr(ask_cli.console, "width", 200)
+
+    def show(data: dict) -> str:
+        ask_cli.show_asked(data, as_json=False)
+        return capsys.readouterr().out
+
+    return show
+
+
+def test_an_unsure_answer_is_marked_with_its_confidence_and_how_to_correct_it(printed):
+    out = printed(asked(0.42, True))
+    assert "1 answer (grounded) (unsure, 0.42)" in out
+    assert "tell it the right answer: gqa feedback r-0123456789ab --answer NAME" in out
+
+
+def test_a_free_text_answer_is_marked_too(printed):
+    out = printed(asked(0.3, True, nodes=False))
+    assert "Harbour Street (unsure, 0.30)" in out and "gqa feedback r-0123456789ab --answer NAME" in out
+
+
+def test_a_sure_answer_shows_its_confidence_and_no_hint(printed):
+    out = printed(asked(0.91, False))
+    assert "1 answer (grounded) (confidence 0.91)" in out
+    assert "unsure" not in out and "gqa feedback" not in out
+
+
+def test_without_a_confidence_nothing_new_is_said(printed):
+    out = printed(asked(None, False))
+    assert "1 answer (grounded)\n" in out
+    assert "confidence" not in out and "unsure" not in out and "gqa feedback" not in out
+    legacy = asked(None, False)
+    del legacy["answer"]["confidence"], legacy["answer"]["unsure"]  # a server of an earlier version
+    assert printed(legacy) == out
+
+
+def test_unsure_without_a_confidence_is_still_marked(printed):
+    out = printed(asked(None, True))
+    assert "(unsure)" in out and "gqa feedback r-0123456789ab --answer NAME" in out
