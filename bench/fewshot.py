@@ -30,11 +30,15 @@ def _ask(graph: str, questions, work: Path, label: str) -> dict:
     out = work / f"{graph}-{label}.jsonl"
     gqa("ask", "--graph", graph, "--questions", str(asked), "--llm-when", "never", "--out", str(out))
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    mean = lambda key: round(sum(r["scores"][key] for r in rows) / len(rows), 4)  # noqa: E731
-    latencies = sorted(r["timings_ms"]["total"] for r in rows)
-    return {"questions": len(rows), "strict_hit1": mean("strict_hit_at_1"), "f1": mean("f1"),
-            "answer_in_subgraph": round(sum(r["answer_in_subgraph"] for r in rows) / len(rows), 4),
-            "ms_p50": round(latencies[len(latencies) // 2], 1), "reader": rows[0].get("models", {}).get("reader")}
+    answered = [r for r in rows if "error" not in r]  # a question that failed counts as a miss, and is reported
+    mean = lambda key: round(sum(r["scores"][key] for r in answered) / len(rows), 4)  # noqa: E731
+    latencies = sorted(r["timings_ms"]["total"] for r in answered) or [0.0]
+    return {"questions": len(rows), "errors": len(rows) - len(answered), "strict_hit1": mean("strict_hit_at_1"),
+            "f1": mean("f1"),
+            "answer_in_subgraph": round(sum(r["answer_in_subgraph"] for r in answered) / len(rows), 4),
+            "ms_p50": round(latencies[len(latencies) // 2], 1),
+            "reader": (answered[0].get("models", {}).get("reader") if answered else None),
+            "first_error": next((r["error"] for r in rows if "error" in r), None)}
 
 
 def _manifest(graph: str) -> dict:

@@ -40,11 +40,11 @@ FILE = "lexicon.json"
 class LexiconSettings:
     min_count: float = 0.5  # expected alignments of a word to a relation, over all questions, to keep the pair
     min_share: float = 0.5  # ... and of the word's alignments, the share to that relation: t(relation | word)
-    strength: float = 0.8  # the similarity a learned pair counts as (`coverage.LEXICAL`: a shared stem's)
+    strength: float = 0.6  # the similarity a learned pair counts as (a shared stem's is `coverage.LEXICAL`, 0.8)
     null_weight: float = 0.5  # the null word's weight against a word's t(relation | word) (a relation no word says)
     iterations: int = 10  # EM iterations
     folds: int = 5  # cross-validation folds of `train.fewshot`
-    remember_above: float = 0.9  # a question this similar to an answered one (masked, unit vectors) may mean its walk
+    remember_above: float = 0.97  # a question this similar to an answered one (masked, unit vectors) may mean its walk
 
     @classmethod
     def from_dict(cls, data: dict) -> LexiconSettings:

@@ -96,7 +96,7 @@ class SignatureWeights:
     end_question: float = 0.0
     end_count: float = 0.0
     matcher: float = 0.0
-    remembered: float = 1.0
+    remembered: float = 2.0
     temperature: float = 0.05
     shortlist: int = 24
 
