@@ -196,7 +196,9 @@ function answerItem(node) {
   name.className = "name";
   name.textContent = node.text;
   item.appendChild(name);
-  if (node.probability != null) {
+  // the answer's calibrated confidence says how sure it is (showSureness); a node's own walk score is shown only
+  // where there is none, as it is 1.00 for every end node of the best walk, right or wrong
+  if (node.probability != null && (current.answer == null || current.answer.confidence == null)) {
     const p = document.createElement("span");
     p.className = "walk";
     p.textContent = `  p=${node.probability.toFixed(2)}`;
