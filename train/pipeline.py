@@ -16,9 +16,11 @@ reach as answers), mixed with whatever real questions it has; the retriever trai
 ones. Then the learned retriever and zero-shot relation-path retrieval are measured on held-out questions (answer
 in the retrieved subgraph), and the learned one retrieves for this graph from then on only where it leads by a
 margin (`details["retrieval_choice"]`, read by `qa.QA`): measured on its own training distribution, it flatters
-itself. With no real question at all, `gqa ask` answers with the zero-shot reader (`details["reader_choice"]`,
-read by `answering.Answering`): a reader trained on synthesized questions learns their phrasing and reads people's
-questions worse, so none is trained unless asked for (`synthetic_reader`) or a generator needs one.
+itself. With fewer real questions than `min_real_questions`, `gqa ask` answers with the zero-shot reader
+(`details["reader_choice"]`, read by `answering.Answering`), adapted to the real ones where cross-validation on them
+measured that no worse (`train.fewshot`: the graph's lexicon): a reader trained on synthesized questions learns their
+phrasing and reads people's questions worse, so none is trained unless asked for (`synthetic_reader`) or a generator
+needs one. A graph unchanged since its last such run (`details["graph_state"]`) only adapts the reader again (warm).
 """
 
 from __future__ import annotations
