@@ -38,9 +38,9 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.qa.qa import QA
     from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
-    from gretriever_neo4j.reader.coverage import signature_question
     from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
     from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
+    from gretriever_neo4j.reader.walk_shapes import signature_question
 
     features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
     from gretriever_neo4j.settings import Neo4jSettings

@@ -236,8 +236,9 @@ class ZeroShotReader:
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         parallel = table = None
         if self.scoring == "coverage":
-            from gretriever_neo4j.reader.coverage import coverage_features, place_relations, scores_of
+            from gretriever_neo4j.reader.coverage import coverage_features, scores_of
             from gretriever_neo4j.reader.kinship import spell_out_kinship
+            from gretriever_neo4j.reader.walk_shapes import place_relations
             from gretriever_neo4j.reader.wording import (
                 asks_for_a_place,
                 happens_in,

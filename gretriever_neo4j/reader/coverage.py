@@ -42,10 +42,16 @@ from gretriever_neo4j.reader.sides import (
     names_its_head,
     role_directions,
     voice_directions,
-    without_copula,
 )
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.walk_shapes import (
+    most_specific_place,
+    round_trips,
+    signature_question,
+    starts_at_kind,
+    through_trip,
+)
 from gretriever_neo4j.reader.wording import (
     IDENTITY_WORD,
     ORIGIN_WORD,
@@ -151,55 +157,9 @@ VENUE_SIMILARITY = 0.22
 # Feature `extra_hops_unexplained`.
 # Feature `inverse_steps / against_voice`: a step along a relation named by its inverse role, the wrong way; a last
 # step against the verb
-PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
-PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
-# `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
 BARRED = -1.0  # what a word that may not name a relation says of it in `gram_named`
 
 
-# Kinds of place from the smallest: an address's `citytown` is more specific than its `state province region`.
-PLACE_SCALE = (("city", "town", "village"), ("county", "district"), ("state", "province", "region"),
-               ("country", "nation"), ("continent",))
-
-
-def _place_rank(relation_text: str) -> int | None:
-    """Where on `PLACE_SCALE` the smallest kind of place a relation's own name says lies ("citytown": 0), or None."""
-    words = own_name(relation_text).lower().split()
-    return next((rank for rank, kinds in enumerate(PLACE_SCALE) if any(k in w for w in words for k in kinds)), None)
-
-
-def _most_specific(signatures: Sequence[Sequence[Step]], ways_through: set[Step],
-                   relation_texts: Sequence[str]) -> set[int]:
-    """Of the signatures that step out of one record (a step in `ways_through` before their last) along relations
-    whose names say a kind of place (`PLACE_SCALE`), the one that says the smallest (`SPECIFIC_PLACE`), where the
-    record holds two such places or more."""
-    groups: dict[tuple, list[tuple[int, int]]] = {}
-    for s, signature in enumerate(signatures):
-        if len(signature) > 1 and tuple(signature[-2]) in ways_through and signature[-1][1] == FORWARD:
-            rank = _place_rank(relation_texts[int(signature[-1][0])])
-            if rank is not None:
-                groups.setdefault(tuple(map(tuple, signature[:-1])), []).append((rank, s))
-    out = set()
-    for members in groups.values():
-        ranks = sorted(rank for rank, _ in members)
-        if len(ranks) > 1 and ranks[0] < ranks[1]:
-            out.add(min(members)[1])
-    return out
-
-
-def starts_at_kind(relation_text: str, noun: str) -> bool:
-    """Whether a Freebase-style name `domain.type.property` says the relation starts from things of the kind
-    `noun` says (a word of its type, by lemma) and not that it ends on them (no word of its property)."""
-    from gretriever_neo4j.retrieval.naming import word_lemmas
-
-    parts = relation_text.split(".")
-    if len(parts) < 3:
-        return False
-    wanted = word_lemmas(noun)  # the word itself among them
-
-    def says(words: str) -> bool:
-        return any(word_lemmas(w) & wanted for w in re.split(r"[_\s]+", words.lower()) if w)
-    return says(parts[-2]) and not says(parts[-1])
 
 
 def least_named(gram_named: np.ndarray, gram_words: Sequence[set[int]], ids: Sequence[int],
@@ -229,28 +189,6 @@ def _least_named_greedy(gram_named: np.ndarray, gram_words: Sequence[set[int]], 
                 break
         least = min(least, best if np.isfinite(best) else 0.0)
     return float(least)
-
-
-def place_relations(relation_texts: Sequence[str], vectors: TextVectors) -> np.ndarray:
-    """(R,) bool: relations whose tails are places (`hometown`, `birth place`, `located in`), by their own name
-    (the part after a Freebase name's last dot) against `PLACE_PROTOTYPES`. With no types in a user's graph, a
-    node is a place when such an edge points at it: so a "who" question is not answered by X's hometown."""
-    if not relation_texts:
-        return np.zeros(0, dtype=bool)
-    names = [own_name(t) for t in relation_texts]
-    return (vectors(names) @ vectors(list(PLACE_PROTOTYPES)).T).max(axis=1) >= PLACE_SIMILARITY
-
-
-def round_trips(signature: Sequence[Step]) -> set[int]:
-    """Relations the signature goes out and back along in two consecutive steps."""
-    return {int(a[0]) for a, b in zip(signature, signature[1:]) if a[0] == b[0] and a[1] != b[1]}
-
-
-def through_trip(signature: Sequence[Step]) -> bool:
-    """Whether the signature goes on after a round trip (`genre> <genre instruments_played>`: what the others of
-    X's genre play), other than along the relation it went out and back on (`siblings> <siblings siblings>`)."""
-    return any(a[0] == b[0] and a[1] != b[1] and any(c[0] != a[0] for c in signature[i + 2:])
-               for i, (a, b) in enumerate(zip(signature, signature[1:])))
 
 
 def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequence[str],
@@ -284,27 +222,6 @@ def named_twice(words: Sequence[str], word_relation: np.ndarray, humanized: Sequ
             if {-1, 1} <= around:
                 twice.add(relation)
     return twice
-
-
-def signature_question(relation_texts: Sequence[str], signature: Sequence[Step]) -> str:
-    """The signature read as a question from the anchor X outwards: forward steps are "the R of …", backward
-    ones "the things R …" ("the things directed by X"); a relation that names its head (`names_its_head`) reads
-    "the author of X" backward and "the thing X is author of" forward, "the one who works for X" backward and
-    "the thing X works for" forward."""
-    inner = "X"
-    for relation, direction in signature:
-        words = humanize_relation(relation_texts[relation])
-        if not names_its_head(relation_texts[relation]):
-            inner = f"the {words} of {inner}" if direction == FORWARD else f"the things {words} {inner}"
-            continue
-        copula, core = without_copula(words.split())  # `is a sequel to`: the head is "a sequel to" the tail
-        words = " ".join(core)
-        if words.lower().endswith(" of"):  # `author of`, `is a student of`: the head is the author, the student
-            inner = f"the thing {inner} is {words}" if direction == FORWARD else f"the {words} {inner}"
-        else:  # `works for`, `is a sequel to`: the head works for the tail, is a sequel to it
-            verb = f"is {words}" if copula else words
-            inner = f"the thing {inner} {verb}" if direction == FORWARD else f"the one who {verb} {inner}"
-    return f"what is {inner}"
 
 
 def naming_matrix(grams: Sequence[str], relation_texts: Sequence[str], vectors: TextVectors,
@@ -463,7 +380,7 @@ def coverage_features(masked_question: str, question_vector: np.ndarray | None,
     head_row = int(naming[:typed_head].sum()) if typed_head is not None and naming[typed_head] else None
     head_grams = [g for g, members in enumerate(gram_words) if typed_head in members] if typed_head is not None else []
     agents = agents_named(tokens[head], relation_texts) if typed_head is not None else set()
-    most_specific = (_most_specific(signatures, ways_through, relation_texts) if asks_where and head is None
+    most_specific = (most_specific_place(signatures, ways_through, relation_texts) if asks_where and head is None
                      else set())
     typed_named: dict[int, np.ndarray] = {}  # the naming matrix with the head noun naming only that relation
     features = np.zeros((len(used), len(FEATURES)))

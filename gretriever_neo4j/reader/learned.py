@@ -91,8 +91,8 @@ def walk_ends(walks, view, anchors: Sequence[int], signatures: Sequence[int], na
 def matcher_scores(matcher, question_vector: np.ndarray, texts, walks, view, anchors: Sequence[int],
                    signatures: Sequence[int]) -> np.ndarray:
     """The walk matcher's scores of `signatures` (`walk_matcher`): `texts` is the reader's `TextVectors`."""
-    from gretriever_neo4j.reader.coverage import signature_question
     from gretriever_neo4j.reader.walk_matcher import unit
+    from gretriever_neo4j.reader.walk_shapes import signature_question
 
     if not len(signatures):
         return np.zeros(0)

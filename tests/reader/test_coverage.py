@@ -7,10 +7,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from gretriever_neo4j.reader import coverage
-from gretriever_neo4j.reader.coverage import WORD_NAMES, coverage_scores, least_named, signature_question
+from gretriever_neo4j.reader import coverage, walk_shapes
+from gretriever_neo4j.reader.coverage import WORD_NAMES, coverage_scores, least_named
 from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
 from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.walk_shapes import signature_question
 from gretriever_neo4j.reader.wording import content_words
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 
@@ -87,7 +88,7 @@ def test_who_asks_for_a_relations_value_not_for_what_points_at_the_anchor(vector
 
 
 def test_round_trips_are_consecutive_steps_out_and_back_along_one_relation():
-    from gretriever_neo4j.reader.coverage import round_trips
+    from gretriever_neo4j.reader.walk_shapes import round_trips
 
     assert round_trips([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)]) == {DIRECTED}
     assert round_trips([(DIRECTED, FORWARD), (DIRECTED, FORWARD)]) == set()  # onwards, not back
@@ -95,7 +96,7 @@ def test_round_trips_are_consecutive_steps_out_and_back_along_one_relation():
 
 
 def test_a_walk_goes_through_a_round_trip_when_it_goes_on_along_another_relation():
-    from gretriever_neo4j.reader.coverage import through_trip
+    from gretriever_neo4j.reader.walk_shapes import through_trip
 
     assert through_trip([(DIRECTED, FORWARD), (DIRECTED, BACKWARD), (LANGUAGE, FORWARD)])
     assert not through_trip([(LANGUAGE, FORWARD), (DIRECTED, FORWARD), (DIRECTED, BACKWARD)])  # ends on the others
@@ -103,7 +104,6 @@ def test_a_walk_goes_through_a_round_trip_when_it_goes_on_along_another_relation
 
 
 def test_a_round_trip_nothing_asks_for_costs_more_where_the_walk_goes_on(vectors):
-    from gretriever_neo4j.reader import coverage
     from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
 
     THROUGH_TRIP_COST = -ZERO_SHOT.through_trip
@@ -192,7 +192,6 @@ def test_a_word_near_every_relation_names_none_and_explains_no_extra_hop():
 
 
 def test_a_relation_named_clearly_enough_is_named_however_much_more_sharply_another_is():
-    from gretriever_neo4j.reader import coverage
 
     table = {"directed by": [1, 0, 0], "written by": [0, 0, 1], "starred actors": [0, 1, 0],
              "writers": [0.3, 0.3, 0.7], "directed": [1, 0, 0], "films": [0.5, 0.62, 0.45]}
@@ -362,7 +361,7 @@ def test_a_relation_is_of_places_by_its_own_name():
         pytest.skip(f"no packaged embedder: {error}")
     relations = ["hometown", "birthPlace", "people.person.place_of_birth", "located in", "lives in", "locationCity",
                  "spouse", "founded by", "genre", "recordLabel", "artist", "memberOf", "releaseYear"]
-    places = coverage.place_relations(relations, TextVectors(embedder.embed))
+    places = walk_shapes.place_relations(relations, TextVectors(embedder.embed))
     assert [r for r, place in zip(relations, places) if place] == relations[:6]
 
 
