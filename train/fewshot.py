@@ -4,14 +4,15 @@ worse than the zero-shot reader alone.
 
 The measure is cross-validation on those questions (`LexiconSettings.folds` folds): each fold is read with a
 lexicon learned from the other folds, and compared, question by question, with the zero-shot reader's reading
-(strict Hit@1: the first answer is gold). The lexicon kept is learned from all the questions.
+(strict Hit@1: the first answer is gold). The lexicon kept is learned from all the questions. The same readings
+refit the intercept of the answers' confidence for the reader kept (`reader.confidence.Calibration.refit`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -50,6 +51,7 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
     """(lexicon, details): the graph's lexicon learned from `questions` and what cross-validation measured.
     `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
     from gretriever_neo4j.reader import read
+    from gretriever_neo4j.reader.confidence import CALIBRATION, answer_support
     from gretriever_neo4j.reader.lexicon import LexiconSettings, learn, lexicon_example
 
     settings = settings or LexiconSettings()
@@ -59,6 +61,8 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
     before = [_hit(r, q) for r, q in zip(readings, questions)]
     examples = [lexicon_example(r, q.is_gold, base.texts) for r, q in zip(readings, questions)]
     after = list(before)
+    support_before = [answer_support(r) for r in readings]
+    support_after = list(support_before)
     folds = min(settings.folds, len(questions))
     order = np.random.default_rng(seed).permutation(len(questions))
     reread = 0
@@ -70,15 +74,21 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
         reader = reader_for(lexicon)
         for i in sorted(held):
             q = questions[i]
-            after[i] = _hit(read(reader, q.item, q.masked_vector, q.full_vector), q)
+            reading = read(reader, q.item, q.masked_vector, q.full_vector)
+            after[i], support_after[i] = _hit(reading, q), answer_support(reading)
             reread += 1
     lexicon = learn([e for e in examples if e is not None], settings)
     n = len(questions)
+    adopted = bool(len(lexicon)) and (n == 0 or float(np.mean(after)) >= float(np.mean(before)))
+    # the confidence of the reader kept, fitted again on how often it was right on these questions (held out)
+    hits, supports = (after, support_after) if adopted else (before, support_before)
+    known = [(s, h) for s, h in zip(supports, hits) if s is not None]
+    calibration = CALIBRATION.refit([s for s, _ in known], [h for _, h in known]) if known else CALIBRATION
     details = {
         "questions": n, "entries": len(lexicon), "before": float(np.mean(before)) if n else None,
         "after": float(np.mean(after)) if n else None, "folds": folds, "reread": reread,
         "measured_on": f"{folds}-fold cross-validation on the graph's own questions (strict Hit@1)",
-        "adopted": bool(len(lexicon)) and (n == 0 or float(np.mean(after)) >= float(np.mean(before))),
+        "adopted": adopted, "calibration": asdict(calibration),
         "seconds": round(time.perf_counter() - started, 1),
     }
     return lexicon, details

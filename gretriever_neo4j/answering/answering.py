@@ -26,7 +26,7 @@ from gretriever_neo4j.artifacts.registry import check_embedder, load_trained
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.model.citations import CITATION_INSTRUCTION, CitationCheck, answer_text, check_citations
 from gretriever_neo4j.reader import TrainedReader, ZeroShotReader
-from gretriever_neo4j.reader.confidence import CALIBRATION
+from gretriever_neo4j.reader.confidence import CALIBRATION, Calibration
 from gretriever_neo4j.reader.evidence import answer_evidence
 from gretriever_neo4j.retrievers.base import Retrieval
 
@@ -220,13 +220,15 @@ class Answering:
         if lexicon is not None:
             name = (f"{name if weights != ZERO_SHOT else 'hand-set weights'}, adapted to {lexicon.questions} "
                     f"questions of the graph")
+        fitted = ((trained.details.get("fewshot") or {}).get("calibration") if trained is not None else None)
+        calibration = Calibration.from_dict(fitted) if fitted else None  # fitted on the graph's own questions
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
-            return ZeroShotReader(self.embedder.embed)
+            return ZeroShotReader(self.embedder.embed, calibration=calibration)
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
         if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
         return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher,
-                              lexicon=lexicon)
+                              lexicon=lexicon, calibration=calibration)
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""

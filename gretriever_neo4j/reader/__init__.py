@@ -188,7 +188,7 @@ class ZeroShotReader:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
                  scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None,
-                 lexicon=None):
+                 lexicon=None, calibration=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
@@ -196,7 +196,8 @@ class ZeroShotReader:
         coverage features (the hand-set zero-shot ones by default), `weights_name` what they are, for the
         reader's name ("general weights"); `matcher` a `walk_matcher.WalkMatcher` whose score is the walk feature
         `matcher` (used where its weight is not 0); `lexicon` the graph's learned word-relation pairs
-        (`reader.lexicon`)."""
+        (`reader.lexicon`); `calibration` what turns a walk's support into the answer's confidence
+        (`reader.confidence`; the general one by default)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -211,6 +212,7 @@ class ZeroShotReader:
         self.weights = weights if weights is not None else ZERO_SHOT
         self.matcher = matcher
         self.lexicon = lexicon
+        self.calibration = calibration
         if weights_name:
             self.name = f"{self.name} ({weights_name})"
 
@@ -334,9 +336,9 @@ class ZeroShotReader:
         reading.signature_table, reading.signature_scores = table, sig_scores
         reading.masked = masked if self.scoring == "coverage" else None
         if table is not None:
-            from gretriever_neo4j.reader.confidence import answer_support, calibrated
+            from gretriever_neo4j.reader.confidence import CALIBRATION, answer_support, calibrated
 
-            reading.confidence = calibrated(answer_support(reading))
+            reading.confidence = calibrated(answer_support(reading), self.calibration or CALIBRATION)
         return reading
 
     @staticmethod

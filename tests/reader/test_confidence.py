@@ -38,3 +38,15 @@ def test_a_reading_says_how_sure_it_is(embedder):
     vague = reading("what about Ann?")
     assert vague.confidence is not None and vague.confidence < clear.confidence
     assert CALIBRATION.unsure_below > 0
+
+
+def test_refit_on_a_graphs_own_questions_moves_the_intercept_towards_how_often_it_is_right():
+    general = Calibration()
+    always_right = general.refit([0.3] * 40, [True] * 40)
+    always_wrong = general.refit([0.3] * 40, [False] * 40)
+    assert always_wrong.intercept < general.intercept < always_right.intercept
+    assert calibrated(0.3, always_wrong) < calibrated(0.3, general) < calibrated(0.3, always_right)
+    assert always_right.slope == general.slope and always_right.temperature == general.temperature
+    # a few questions move it less than many: the general intercept weighs `prior_questions`
+    assert general.refit([0.3] * 2, [True] * 2).intercept < always_right.intercept
+    assert general.refit([], []).intercept == pytest.approx(general.intercept)

@@ -121,4 +121,5 @@ def test_fewshot_cross_validates_and_adopts_only_what_measured_no_worse(view, em
     lexicon, details = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embedder.embed, lexicon=lex))
     assert details["questions"] == 3 and details["folds"] == 3
     assert details["after"] >= details["before"] and details["adopted"]
+    assert set(details["calibration"]) >= {"slope", "intercept", "temperature"}
     assert ("menu", "served at") in {(e.gram, e.relation) for e in lexicon.entries}
