@@ -5,8 +5,9 @@ For each invented graph (`bench/data/fictional/<set>/<graph>/`), its questions a
 of the graph's own (N = 0), then after `gqa ingest questions` of the first N as train questions and
 `gqa train --graph G` (the first run trains retrieval on self-supervised questions; later ones, the graph unchanged,
 only adapt the reader: warm). Reported per graph and N (`fewshot_n`): strict Hit@1 (`strict_hit1`), F1, answer
-in subgraph, p50 ms, `gqa train`'s seconds, and what its cross-validation on the N questions measured
-(`cv_before`, `cv_after`, `adopted`). Misses are not written: the sets measured here are held out.
+in subgraph, p50 ms, the expected calibration error of the answers' confidence (`ece`), `gqa train`'s seconds, and
+what its cross-validation on the N questions measured (`cv_before`, `cv_after`, `adopted`). Misses are not written:
+the sets measured here are held out.
 
     python bench/fewshot.py [--set tenth] [--graph NAME] [--n 25,100] [--out bench/results/fewshot.json]
 """
@@ -20,7 +21,9 @@ import random
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from _common import RESULTS, command, gqa, machine, write_json
+from calibration import ece
 from fictional_kgs import SETS, load
 
 
@@ -33,10 +36,12 @@ def _ask(graph: str, questions, work: Path, label: str) -> dict:
     answered = [r for r in rows if "error" not in r]  # a question that failed counts as a miss, and is reported
     mean = lambda key: round(sum(r["scores"][key] for r in answered) / len(rows), 4)  # noqa: E731
     latencies = sorted(r["timings_ms"]["total"] for r in answered) or [0.0]
+    sure = [(r["confidence"], r["scores"]["strict_hit_at_1"]) for r in answered if r.get("confidence") is not None]
     return {"questions": len(rows), "errors": len(rows) - len(answered), "strict_hit1": mean("strict_hit_at_1"),
             "f1": mean("f1"),
             "answer_in_subgraph": round(sum(r["answer_in_subgraph"] for r in answered) / len(rows), 4),
             "ms_p50": round(latencies[len(latencies) // 2], 1),
+            "ece": round(ece(np.asarray([c for c, _ in sure]), np.asarray([h for _, h in sure])), 4) if sure else None,
             "reader": (answered[0].get("models", {}).get("reader") if answered else None),
             "first_error": next((r["error"] for r in rows if "error" in r), None)}
 
