@@ -85,10 +85,13 @@ def test_generic_graph_ingest_questions_train_and_ask(store, tmp_path, monkeypat
     assert pipeline.returncode == 0, pipeline.stderr[-3000:]
     manifest = json.loads((tmp_path / "home" / "models" / name / "manifest.json").read_text())
     assert (manifest["graph"], manifest["dataset"]) == (name, name)
-    assert manifest["retriever"] == "retriever.pt" and manifest["reader"] == "reader.pt"
-    # 18 real training questions are fewer than `min_real_questions`: self-supervised ones are mixed in
+    # 18 real training questions are fewer than `min_real_questions`: self-supervised ones are mixed in for the
+    # retriever, and the zero-shot reader adapts to the real ones (train and val) instead of a reader being trained
+    assert manifest["retriever"] == "retriever.pt" and manifest["reader"] is None
     synthesized = manifest["details"].get("synthesis", {}).get("questions", 0)
     assert synthesized > 0 and manifest["details"]["retriever"]["questions"] >= 18
+    assert manifest["details"]["reader_choice"]["reader"] == "zero-shot"
+    assert manifest["details"]["fewshot"]["questions"] == 24
 
     none = gqa("train", "--graph", f"{name}-missing")
     assert none.returncode == 1 and "no stored graph" in none.stderr and "Traceback" not in none.stderr
