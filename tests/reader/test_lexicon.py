@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+from restaurant_kg import RESTAURANTS
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import ReaderInput, ZeroShotReader
@@ -23,15 +24,6 @@ from gretriever_neo4j.reader.lexicon import (
 from gretriever_neo4j.train.fewshot import answered_questions, fewshot_lexicon
 
 from toy_kg import view_of
-
-RESTAURANTS = [
-    ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),
-    ("Anna Pike", "chef of", "Blue Door"), ("Blue Door", "located in", "Harbor Street"),
-    ("Fish Stew", "served at", "Red Lantern"), ("Tom Reed", "chef of", "Red Lantern"),
-    ("Red Lantern", "located in", "Mill Lane"), ("Blue Door", "owned by", "Cora Vale"),
-    ("Red Lantern", "owned by", "Ivo Marsh"), ("Anna Pike", "trained at", "Red Lantern"),
-    ("Harbor Street", "part of", "Old Town"),
-]
 
 
 @pytest.fixture(scope="module")

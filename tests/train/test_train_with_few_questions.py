@@ -7,29 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from restaurant_kg import RESTAURANTS
 
 from cli_helpers import gqa
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
-RESTAURANTS = [
-    ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),
-    ("Anna Pike", "chef of", "Blue Door"), ("Blue Door", "located in", "Harbor Street"),
-    ("Fish Stew", "served at", "Red Lantern"), ("Tom Reed", "chef of", "Red Lantern"),
-    ("Red Lantern", "located in", "Mill Lane"), ("Blue Door", "owned by", "Cora Vale"),
-    ("Red Lantern", "owned by", "Ivo Marsh"), ("Anna Pike", "trained at", "Red Lantern"),
-    ("Harbor Street", "part of", "Old Town"), ("Pear Cake", "served at", "Green Gate"),
-    ("Green Gate", "located in", "Mill Lane"), ("Lu Chen", "chef of", "Green Gate"),
-]
-
-
-@pytest.fixture()
-def cli_env(neo4j_settings, tmp_path, monkeypatch):
-    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
-    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
-    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GQA_SERVER", "off")
-    return tmp_path
 
 
 def _ask(graph: str, question: str) -> dict:

@@ -18,15 +18,6 @@ from movie_kg import movie_graph
 pytestmark = pytest.mark.neo4j
 
 
-@pytest.fixture()
-def cli_env(neo4j_settings, tmp_path, monkeypatch):
-    monkeypatch.setenv("NEO4J_URI", neo4j_settings.uri)
-    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_settings.password)
-    monkeypatch.setenv("GQA_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GQA_SERVER", "off")
-    return tmp_path
-
-
 def _movies(prefix: str, movies: int = 24) -> list:
     return [movie_graph(prefix, movies, directors=8)]
 

@@ -1,0 +1,13 @@
+"""A small restaurant graph as (head, relation, tail) triples, whose menus are `served at` relations: a word people
+use for them ("menu") is nothing like the relation's name, so the zero-shot reader needs the graph's own questions
+to read it (`reader.lexicon`)."""
+
+RESTAURANTS = [
+    ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),
+    ("Anna Pike", "chef of", "Blue Door"), ("Blue Door", "located in", "Harbor Street"),
+    ("Fish Stew", "served at", "Red Lantern"), ("Tom Reed", "chef of", "Red Lantern"),
+    ("Red Lantern", "located in", "Mill Lane"), ("Blue Door", "owned by", "Cora Vale"),
+    ("Red Lantern", "owned by", "Ivo Marsh"), ("Anna Pike", "trained at", "Red Lantern"),
+    ("Harbor Street", "part of", "Old Town"), ("Pear Cake", "served at", "Green Gate"),
+    ("Green Gate", "located in", "Mill Lane"), ("Lu Chen", "chef of", "Green Gate"),
+]
