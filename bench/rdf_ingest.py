@@ -141,12 +141,13 @@ _VECTOR_CALL = "CALL db.create.setNodeVectorProperty(n, 'embedding', $vectors[ro
 def graph_only(store):
     """A store on `store`'s driver and database whose node writes leave the vectors out: `nodes_upsert` without its
     vector call, so the vectors travel as the product sends them and nothing writes or indexes them."""
-    from gretriever_neo4j.store.graph_store import GraphStore, _statement
+    from gretriever_neo4j.store.graph_store import GraphStore
+    from gretriever_neo4j.store.rows import statement
 
     class GraphOnly(GraphStore):
         @staticmethod
         def _tx(tx, name: str, **params) -> int:
-            text, bound = _statement(name, params)
+            text, bound = statement(name, params)
             if name == "nodes_upsert":
                 if _VECTOR_CALL not in text:
                     raise SystemExit("cypher/nodes_upsert.cypher no longer writes vectors as this bench expects")

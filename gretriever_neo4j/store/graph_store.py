@@ -5,6 +5,9 @@ also turns a server that went away into a `DatabaseError` in every method) and p
 neo4j-graphrag-python does. Every statement comes from `cypher/*.cypher` by name, with its declared parameters
 bound through `CypherQuery.bind`: user text only ever travels as a parameter. Reads are routed as reads. What
 rows and parameters look like: `store.rows`; the statistics tallied from their rows: `store.statistics`.
+`GraphStore` is written in three modules, each readable in one sitting: this one (plumbing, schema, the reads that
+answer a question, retrieval records, statistics), `store.changes` (`GraphChanges`: ingest's reads and writes, the
+change bracket, removal) and `store.kg_reads` (`KgReads`: a graph as the learned models read it), mixins it inherits.
 
 Stored model:
   (:Node {graph, key, dataset, text, embedding})         unique on (graph, key)
@@ -37,17 +40,17 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gretriever_neo4j import cypher
-from gretriever_neo4j.errors import ConfigError, DatabaseError, InputError, InvariantError
-from gretriever_neo4j.progress import OnProgress, notify
+from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.settings import Neo4jSettings
+from gretriever_neo4j.store.changes import DROPPING, WRITING, GraphChanges
 from gretriever_neo4j.store.driver import open_driver, said_unavailable
+from gretriever_neo4j.store.kg_reads import KgReads
 from gretriever_neo4j.store.rows import (
     WriteBatch,
     cos_of_score,
-    driver_params,
     natural_key,
     record_dict,
+    statement,
     vectors_param,
     with_cos,
 )
@@ -59,7 +62,6 @@ __all__ = ["DROPPING", "FULLTEXT_INDEX", "LAYOUT", "NODE_VECTOR_INDEX", "RELATIO
 NODE_VECTOR_INDEX = "node_embedding"
 RELATION_VECTOR_INDEX = "relation_embedding"
 FULLTEXT_INDEX = "node_text"
-WRITING, DROPPING = "writing", "dropping"  # a (:Graph)'s state while a change is under way (`begin_change`)
 LAYOUT = 2  # one vector per (graph, relation text) on a (:Relation); 1 (stored as null): a vector on every edge
 
 T = TypeVar("T")
@@ -87,13 +89,7 @@ NODE_INDEX_ASK = (32, 256)  # hits asked of the node index for k seeds: max(32 k
 NODE_INDEX_KEEP = (16, 128)  # of which the graph's best max(16 k, 128) are returned, as many as before the wider ask
 
 
-def _statement(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A shipped statement's text and its parameters as the driver is given them (`driver_params`)."""
-    query = cypher.load(name)
-    return query.text, driver_params(query.bind(**params))
-
-
-class GraphStore:
+class GraphStore(GraphChanges, KgReads):
     def __init__(self, driver, database: str = "neo4j"):
         self._driver = driver
         self.database = database
@@ -102,14 +98,14 @@ class GraphStore:
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
 
-        records, _, _ = self._driver.execute_query(*_statement(name, params), database_=self.database,
+        records, _, _ = self._driver.execute_query(*statement(name, params), database_=self.database,
                                                    routing_=neo4j.RoutingControl.READ)
         return [record_dict(record) for record in records]
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
         import neo4j
 
-        records, _, _ = self._driver.execute_query(*_statement(name, params), database_=self.database,
+        records, _, _ = self._driver.execute_query(*statement(name, params), database_=self.database,
                                                    routing_=neo4j.RoutingControl.WRITE)
         return [record_dict(record) for record in records]
 
@@ -163,7 +159,7 @@ class GraphStore:
         `work` again after a transient failure (a deadlock), so it must touch the store only through `run`."""
 
         def unit(tx) -> T:
-            return work(lambda name, **params: [record_dict(r) for r in tx.run(*_statement(name, params))])
+            return work(lambda name, **params: [record_dict(r) for r in tx.run(*statement(name, params))])
 
         with self._driver.session(database=self.database) as session:
             return session.execute_write(unit)
@@ -172,7 +168,7 @@ class GraphStore:
         """An auto-commit statement (`CALL {…} IN TRANSACTIONS`): too large for one transaction, it commits its
         batches as it goes."""
         with self._driver.session(database=self.database) as session:
-            session.run(*_statement(name, params)).consume()
+            session.run(*statement(name, params)).consume()
 
     def ensure_vector_indexes(self, dim: int, node_build: Mapping[str, Any] = NODE_INDEX_BUILD) -> None:
         """Creates the vector indexes if missing; `node_build`: the node index's HNSW settings."""
@@ -208,71 +204,6 @@ class GraphStore:
 
     def index_states(self) -> list[dict[str, Any]]:
         return self.read("index_states")
-
-    # -- ingest -----------------------------------------------------------------------------------
-    def known_graphs(self, ids: Sequence[str]) -> set[str]:
-        """Those of `ids` that have a (:Graph) record (anything written to them, ever)."""
-        if not ids:
-            return set()
-        return {row["id"] for row in self.read("graphs_known", ids=list(ids))}
-
-    def embedded_nodes(self, rows: Sequence[dict[str, Any]]) -> set[int]:
-        """Indices of rows (graph, key, text, i) already stored with that text and a vector."""
-        if not rows:
-            return set()
-        return {r["i"] for r in self.read("nodes_embedded", rows=list(rows))}
-
-    def embedded_edges(self, rows: Sequence[dict[str, Any]]) -> set[int]:
-        """Indices of edge rows (graph, src, text, dst, i) already stored, with their relation's vector."""
-        if not rows:
-            return set()
-        return {r["i"] for r in self.read("edges_embedded", rows=list(rows))}
-
-    def embedded_relations(self, rows: Sequence[dict[str, Any]]) -> set[int]:
-        """Indices of relation rows (graph, text, i) already stored with a vector."""
-        if not rows:
-            return set()
-        return {r["i"] for r in self.read("relations_embedded", rows=list(rows))}
-
-    def write_batch(self, batch: WriteBatch) -> None:
-        """One transaction: a failure leaves nothing of the batch behind."""
-
-        def work(tx) -> None:
-            if batch.graphs:
-                self._tx(tx, "graphs_upsert", graphs=batch.graphs)
-            if batch.nodes:
-                written = self._tx(tx, "nodes_upsert", rows=batch.nodes, vectors=batch.node_vectors)
-                _expect(written, len(batch.nodes), "nodes")
-            if batch.relations:
-                written = self._tx(tx, "relations_upsert", rows=batch.relations, vectors=batch.relation_vectors)
-                _expect(written, len(batch.relations), "relation texts")
-            if batch.edges:
-                written = self._tx(tx, "edges_upsert", rows=batch.edges)
-                _expect(written, len(batch.edges), "edges (an endpoint is missing)")
-            if batch.questions:
-                self._tx(tx, "questions_upsert", rows=batch.questions)
-
-        with self._driver.session(database=self.database) as session:
-            session.execute_write(work)
-
-    @staticmethod
-    def _tx(tx, name: str, **params: Any) -> int:
-        records = list(tx.run(*_statement(name, params)))
-        return int(records[0]["written"]) if records and "written" in records[0].keys() else 0
-
-    def reembed(self, embed, batch: int = 2000) -> int:
-        """Embeds every node and relation text that has no vector (after an embedder change)."""
-        done = 0
-        for page_query, set_query in (("nodes_without_embedding", "nodes_set_embedding"),
-                                      ("relations_without_embedding", "relations_set_embedding")):
-            while rows := self.read(page_query, batch=batch):
-                texts = list(dict.fromkeys(r["text"] or "" for r in rows))
-                vectors = embed(texts)
-                slot = {t: i for i, t in enumerate(texts)}
-                self.write(set_query, rows=[{"id": r["id"], "vector": slot[r["text"] or ""]} for r in rows],
-                           vectors=vectors_param(vectors))
-                done += len(rows)
-        return done
 
     # -- retrieval --------------------------------------------------------------------------------
     def graph_version(self, graph: str) -> int | None:
@@ -416,7 +347,7 @@ class GraphStore:
         and for a graph `gqa ingest neo4j` read from this database, the source nodes behind them."""
         import neo4j
 
-        records, _, _ = self._driver.execute_query(*_statement("retrieval_subgraph", {"id": id}),
+        records, _, _ = self._driver.execute_query(*statement("retrieval_subgraph", {"id": id}),
                                                    database_=self.database, routing_=neo4j.RoutingControl.READ)
         nodes, rels = set(), set()
         for record in records:
@@ -435,94 +366,10 @@ class GraphStore:
         """(dataset, questions) of the questions asked over `graph`, most first."""
         return self.read("question_datasets", graph=graph)
 
-    def write_questions(self, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
-        """Upserts question rows (dataset, qid, text, answers, split, graph, topic_entities), one transaction per
-        `batch` rows; returns how many were written."""
-        written = 0
-        for start in range(0, len(rows), batch):
-            chunk = list(rows[start:start + batch])
-            self.write_batch(WriteBatch(questions=chunk))
-            written += len(chunk)
-        return written
-
-    # -- removal: `gqa drop`, `--sync` ------------------------------------------------------------------
+    # -- what is stored: `gqa drop`'s counts, `gqa stats` --------------------------------------------
     def graph_counts(self, graph: str) -> dict[str, Any]:
         """Nodes, edges, questions and retrievals of `graph`, and whether a (:Graph) record names it."""
         return self.read("graph_counts", graph=graph)[0]
-
-    def begin_change(self, graphs: Sequence[Mapping[str, Any]], state: str = WRITING) -> None:
-        """Opens a change of these graphs (rows: id, and dataset and kind for a graph not stored yet): until
-        `end_change`, readers answer from the version the record names (a server's cached copy), and no cache
-        loads the graph. A change that fails stays open: running it again (or `gqa drop`) closes it."""
-        if state not in (WRITING, DROPPING):
-            raise InvariantError(f"a change is {WRITING!r} or {DROPPING!r}, not {state!r}", field="state")
-        rows = [{"id": g["id"], "dataset": g.get("dataset"), "kind": g.get("kind")} for g in graphs]
-        if rows:
-            self.write("graphs_change_begin", graphs=rows, state=state)
-
-    def end_change(self, graphs: Sequence[str], *, changed: bool = True) -> None:
-        """Closes a change: readers move to the new contents in one step. `changed`: something was written or
-        deleted, so the graphs get a new version (a change that changed nothing leaves caches as they are)."""
-        if graphs:
-            self.write("graphs_change_end", graphs=sorted(set(graphs)), bump=bool(changed))
-
-    @contextmanager
-    def changing(self, graphs: Sequence[str], *, changed: bool = True) -> Iterator[None]:
-        """`begin_change` / `end_change` of stored graphs around a block; left open if the block fails."""
-        known = sorted(self.known_graphs(list(graphs)))
-        self.begin_change([{"id": graph} for graph in known])
-        yield
-        self.end_change(known, changed=changed)
-
-    def drop_graph(self, graph: str, *, batch: int = 10_000,
-                   on_progress: OnProgress | None = None) -> dict[str, int]:
-        """Deletes everything of `graph`, each kind in transactions of at most `batch` items (a large graph never
-        has to fit in one transaction), edges before nodes, the graph record last (so an interrupted drop can be
-        run again). The graph is marked `dropping` before anything is deleted: readers holding a copy answer from
-        it, the others are told to retry, until the record is gone and the graph unknown. Retrievals recorded
-        while it was dropping are deleted after the record. Returns the counts deleted."""
-        if self.known_graphs([graph]):
-            self.begin_change([{"id": graph}], DROPPING)
-        deleted: dict[str, int] = {}
-        for kind, name in (("edges", "drop_rels_batch"), ("relations", "drop_relations_batch"),
-                           ("nodes", "drop_nodes_batch"),
-                           ("questions", "drop_questions_batch"), ("retrievals", "drop_retrievals_batch")):
-            deleted[kind] = 0
-            while count := int(self.write(name, graph=graph, batch=int(batch))[0]["deleted"]):
-                deleted[kind] += count
-                notify(on_progress, kind, deleted[kind])
-        deleted["graph_records"] = int(self.write("drop_graph_record", graph=graph)[0]["deleted"])
-        while count := int(self.write("drop_retrievals_batch", graph=graph, batch=int(batch))[0]["deleted"]):
-            deleted["retrievals"] += count
-        return deleted
-
-    def delete_edges(self, graph: str, rows: Sequence[dict[str, Any]], batch: int = 5000) -> int:
-        """Deletes edges given as (src, text, dst) rows, one transaction per `batch`, then the relation texts no
-        edge carries any more."""
-        deleted = self._delete_in_batches("sync_delete_edges", "rows", rows, batch, graph=graph)
-        if deleted:
-            self.write("sync_delete_relations", graph=graph)
-        return deleted
-
-    def delete_nodes(self, graph: str, keys: Sequence[str], batch: int = 5000) -> int:
-        return self._delete_in_batches("sync_delete_nodes", "keys", keys, batch, graph=graph)
-
-    def question_ids(self, dataset: str, graph: str) -> set[str]:
-        return {row["qid"] for row in self.read("question_ids", dataset=dataset, graph=graph)}
-
-    def delete_questions(self, dataset: str, qids: Sequence[str], batch: int = 5000) -> int:
-        return self._delete_in_batches("questions_delete", "qids", qids, batch, dataset=dataset)
-
-    def delete_questions_except(self, dataset: str, graph: str, keep: set[str]) -> int:
-        """--sync: deletes the questions of `dataset` over `graph` whose ids are not in `keep`."""
-        return self.delete_questions(dataset, sorted(self.question_ids(dataset, graph) - keep))
-
-    def _delete_in_batches(self, name: str, param: str, items: Sequence[Any], batch: int, **params: Any) -> int:
-        """Runs the deleting query `name` over `items` passed as `param`, one transaction per `batch`; returns
-        how many it deleted."""
-        items = list(items)
-        return sum(int(self.write(name, **params, **{param: items[start:start + batch]})[0]["deleted"])
-                   for start in range(0, len(items), batch))
 
     def fingerprint(self) -> tuple:
         """Cheap (count store + graph versions): changes whenever what `stats` reports may have changed."""
@@ -538,8 +385,7 @@ class GraphStore:
         return tally_statistics(self.read("stats_graph_records"), self.read("stats_graph_nodes"),
                                 self.read("stats_graph_edges"), self.read("stats_graph_questions"))
 
-
-    # -- linking and learned retrieval ---------------------------------------------------------------
+    # -- linking (learned retrieval's reads: `KgReads`) ----------------------------------------------
     def fulltext_nodes(self, query: str, graph: str | None, limit: int) -> list[dict[str, Any]]:
         """Up to `limit` nodes of `graph` matching a Lucene `query` in the `node_text` index, best first
         (key, text, graph, score, ref). The index spans all graphs: more hits are asked for until `limit`
@@ -580,68 +426,10 @@ class GraphStore:
             todo, fetch = widen, fetch * 4
         return [hits or [] for hits in out]
 
-    def kg_nodes(self, graph: str, *, with_embeddings: bool = True) -> Iterator[dict[str, Any]]:
-        """Every node of `graph` (key, text, embedding), streamed."""
-        return self._stream("kg_nodes", graph=graph, with_embeddings=bool(with_embeddings))
 
-    def kg_triples(self, graph: str) -> Iterator[dict[str, Any]]:
-        """Every triple of `graph` (src, text, dst, ref), streamed."""
-        return self._stream("kg_triples", graph=graph)
-
-    def kg_relation_vectors(self, graph: str, texts: Sequence[str]) -> dict[str, list[float]]:
-        if not texts:
-            return {}
-        return {row["text"]: row["embedding"]
-                for row in self.read("kg_relation_vectors", graph=graph, texts=list(texts))}
-
-    def kg_node_vectors(self, graph: str, keys: Sequence[str]) -> list[dict[str, Any]]:
-        """Key, text, embedding and degree of the given nodes; unknown keys are left out."""
-        if not keys:
-            return []
-        return self.read("kg_node_vectors", graph=graph, keys=list(keys))
-
-    def kg_incident(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
-        """For each node key: up to `limit` incident triples (ref, src, text, dst, neighbour), both directions."""
-        if not keys:
-            return {}
-        rows = self.read("kg_incident", graph=graph, keys=list(keys), limit=int(limit))
-        return {row["key"]: row["incident"] for row in rows}
-
-    def kg_incident_vectors(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
-        """As `kg_incident`, each triple also with the text, vector and degree of its other end (neighbour_text,
-        neighbour_embedding, neighbour_degree)."""
-        if not keys:
-            return {}
-        rows = self.read("kg_incident_vectors", graph=graph, keys=list(keys), limit=int(limit))
-        return {row["key"]: row["incident"] for row in rows}
-
-    def kg_incident_texts(self, graph: str, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
-        """As `kg_incident`, each triple also with the texts of its ends (src_text, dst_text)."""
-        if not keys:
-            return {}
-        rows = self.read("kg_incident_texts", graph=graph, keys=list(keys), limit=int(limit))
-        return {row["key"]: row["incident"] for row in rows}
-
-    def kg_relation_values(self, graph: str) -> dict[str, tuple[int, int, int]]:
-        """(edges, distinct heads, distinct tails) per relation text of one graph (a pass over its edges)."""
-        return {row["text"]: (int(row["edges"]), int(row["heads"]), int(row["tails"]))
-                for row in self.read("kg_relation_values", graph=graph)}
-
-    def kg_relation_texts(self, graph: str) -> list[str]:
-        """The distinct relation texts of `graph`."""
-        return [row["text"] for row in self.read("kg_relation_texts", graph=graph)]
-
-    def _stream(self, name: str, **params: Any) -> Iterator[dict[str, Any]]:
-        """Rows of a read statement as they arrive, for results too large to hold twice."""
-        import neo4j
-
-        with self._driver.session(database=self.database, default_access_mode=neo4j.READ_ACCESS,
-                                  fetch_size=5000) as session:
-            for record in session.run(*_statement(name, params)):
-                yield record_dict(record)
-
-
-for _name, _method in list(vars(GraphStore).items()):
+# Every method, the mixins' included, set on `GraphStore` itself with its driver errors said (`said_unavailable`).
+_methods = {name: method for base in reversed(GraphStore.__mro__[:-1]) for name, method in vars(base).items()}
+for _name, _method in _methods.items():
     if callable(_method) and not _name.startswith("__") and not isinstance(_method, (staticmethod, classmethod)):
         setattr(GraphStore, _name, said_unavailable(_method))
 
@@ -653,8 +441,3 @@ def connected(settings: Neo4jSettings) -> Iterator[GraphStore]:
         yield GraphStore(driver, settings.database)
     finally:
         driver.close()
-
-
-def _expect(written: int, wanted: int, what: str) -> None:
-    if written != wanted:
-        raise DatabaseError(f"wrote {written} of {wanted} {what}; the batch was rolled back")

@@ -1,5 +1,6 @@
-"""What travels between `GraphStore` and Neo4j besides statement names: the rows one write transaction carries
-(`WriteBatch`), vectors as a query parameter, and Neo4j's scores and keys read back (cosines, natural order)."""
+"""What travels between `GraphStore` and Neo4j: a shipped statement's text with its parameters as the driver is
+given them (`statement`), the rows one write transaction carries (`WriteBatch`), vectors as a query parameter, and
+Neo4j's scores and keys read back (cosines, natural order)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from gretriever_neo4j import cypher
 
 
 @dataclass
@@ -56,6 +59,12 @@ def driver_params(params: dict[str, Any]) -> dict[str, Any]:
         return value
 
     return {name: sized(value) for name, value in params.items()}
+
+
+def statement(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A shipped statement's text and its parameters as the driver is given them (`driver_params`)."""
+    query = cypher.load(name)
+    return query.text, driver_params(query.bind(**params))
 
 
 def natural_key(key: str) -> tuple:

@@ -116,6 +116,18 @@ def neo4j_env(settings) -> dict[str, str]:
     return {**os.environ, "NEO4J_URI": settings.uri, "NEO4J_PASSWORD": settings.password}
 
 
+def click_node(page, node: dict) -> None:
+    """Clicks `node` of the retrieved subgraph in the drawing (the whole subgraph drawn where the evidence lacks it)."""
+    if not page.evaluate(f"window.gqaGraph.$id('n{node['id']}').length"):
+        page.click("#view-toggle")
+    page.evaluate(f"window.gqaGraph.center(window.gqaGraph.$id('n{node['id']}'))")
+    x, y = page.evaluate(f"""(() => {{
+        const box = document.getElementById('graph-view').getBoundingClientRect();
+        const at = window.gqaGraph.$id('n{node['id']}').renderedPosition();
+        return [box.left + at.x, box.top + at.y]; }})()""")
+    page.mouse.click(x, y)
+
+
 def ask_in_page(page, question: str) -> dict:
     """Types `question` into the page, asks, and waits for its answer; the retrieval the page shows."""
     before = page.evaluate("window.gqaView.answer && window.gqaView.retrieval.id")

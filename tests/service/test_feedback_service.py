@@ -18,7 +18,7 @@ from gretriever_neo4j.store.graph_store import DROPPING, GraphStore
 
 from feedback_kg import QUESTION
 from movie_kg import movie_graph
-from service_helpers import Server
+from service_helpers import Server, click_node, neo4j_env
 from test_web_page import ARTIFACTS, chromium
 
 pytestmark = pytest.mark.neo4j
@@ -49,10 +49,7 @@ def graph(module_store, embedder):
 
 @pytest.fixture(scope="module")
 def server(neo4j_settings, graph):
-    import os
-
-    env = {**os.environ, "NEO4J_URI": neo4j_settings.uri, "NEO4J_PASSWORD": neo4j_settings.password}
-    server = Server(env, "--token", TOKEN).wait()
+    server = Server(neo4j_env(neo4j_settings), "--token", TOKEN).wait()
     yield server
     server.stop()
 
@@ -157,14 +154,7 @@ def test_on_the_page_an_answer_marked_wrong_and_the_right_node_picked_is_stored(
             # the right node: one the answer did not name, clicked in the drawing (the whole subgraph if need be)
             target = next(n for n in sorted(retrieval["nodes"], key=lambda n: not n["key"].startswith("Director"))
                           if n["key"] not in shown)
-            if not page.evaluate(f"window.gqaGraph.$id('n{target['id']}').length"):
-                page.click("#view-toggle")
-            page.evaluate(f"window.gqaGraph.center(window.gqaGraph.$id('n{target['id']}'))")
-            x, y = page.evaluate(f"""(() => {{
-                const box = document.getElementById('graph-view').getBoundingClientRect();
-                const at = window.gqaGraph.$id('n{target['id']}').renderedPosition();
-                return [box.left + at.x, box.top + at.y]; }})()""")
-            page.mouse.click(x, y)
+            click_node(page, target)
             assert page.input_value("#feedback-answer") == target["text"]
             page.click("#feedback-send")
             page.wait_for_function("window.gqaFeedback.last !== null", timeout=30_000)

@@ -15,22 +15,19 @@ import pytest
 from gretriever_neo4j.ingest.feedback import list_feedback
 
 from cli_helpers import gqa
-from service_helpers import MENU_ANSWER, MENU_QUESTION, Server, ask_in_page, home_of_its_own, neo4j_env, write_menu_tsv
+from service_helpers import (
+    MENU_ANSWER,
+    MENU_QUESTION,
+    Server,
+    ask_in_page,
+    click_node,
+    home_of_its_own,
+    neo4j_env,
+    write_menu_tsv,
+)
 from test_web_page import chromium
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
-
-
-def click_node(page, node: dict) -> None:
-    """Clicks `node` of the retrieved subgraph in the drawing (the whole subgraph drawn where the evidence lacks it)."""
-    if not page.evaluate(f"window.gqaGraph.$id('n{node['id']}').length"):
-        page.click("#view-toggle")
-    page.evaluate(f"window.gqaGraph.center(window.gqaGraph.$id('n{node['id']}'))")
-    x, y = page.evaluate(f"""(() => {{
-        const box = document.getElementById('graph-view').getBoundingClientRect();
-        const at = window.gqaGraph.$id('n{node['id']}').renderedPosition();
-        return [box.left + at.x, box.top + at.y]; }})()""")
-    page.mouse.click(x, y)
 
 
 def test_a_wrong_answer_corrected_in_the_page_is_answered_right_after_gqa_train(store, neo4j_settings, tmp_path):
