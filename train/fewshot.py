@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,7 +51,7 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
     """(lexicon, details): the graph's lexicon learned from `questions` and what cross-validation measured.
     `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
     from gretriever_neo4j.reader import read
-    from gretriever_neo4j.reader.confidence import CALIBRATION, answer_support
+    from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence
     from gretriever_neo4j.reader.lexicon import LexiconSettings, learn, lexicon_example
 
     settings = settings or LexiconSettings()
@@ -61,8 +61,8 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
     before = [_hit(r, q) for r, q in zip(readings, questions)]
     examples = [lexicon_example(r, q.is_gold, base.texts) for r, q in zip(readings, questions)]
     after = list(before)
-    support_before = [answer_support(r) for r in readings]
-    support_after = list(support_before)
+    evidence_before = [answer_evidence(r) for r in readings]
+    evidence_after = list(evidence_before)
     folds = min(settings.folds, len(questions))
     order = np.random.default_rng(seed).permutation(len(questions))
     reread = 0
@@ -75,20 +75,20 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
         for i in sorted(held):
             q = questions[i]
             reading = read(reader, q.item, q.masked_vector, q.full_vector)
-            after[i], support_after[i] = _hit(reading, q), answer_support(reading)
+            after[i], evidence_after[i] = _hit(reading, q), answer_evidence(reading)
             reread += 1
     lexicon = learn([e for e in examples if e is not None], settings)
     n = len(questions)
     adopted = bool(len(lexicon)) and (n == 0 or float(np.mean(after)) >= float(np.mean(before)))
     # the confidence of the reader kept, fitted again on how often it was right on these questions (held out)
-    hits, supports = (after, support_after) if adopted else (before, support_before)
-    known = [(s, h) for s, h in zip(supports, hits) if s is not None]
-    calibration = CALIBRATION.refit([s for s, _ in known], [h for _, h in known]) if known else CALIBRATION
+    hits, evidence = (after, evidence_after) if adopted else (before, evidence_before)
+    known = [(e, h) for e, h in zip(evidence, hits) if e is not None]
+    calibration = CALIBRATION.refit([e for e, _ in known], [h for _, h in known]) if known else CALIBRATION
     details = {
         "questions": n, "entries": len(lexicon), "before": float(np.mean(before)) if n else None,
         "after": float(np.mean(after)) if n else None, "folds": folds, "reread": reread,
         "measured_on": f"{folds}-fold cross-validation on the graph's own questions (strict Hit@1)",
-        "adopted": adopted, "calibration": asdict(calibration),
+        "adopted": adopted, "calibration": calibration.to_dict(),
         "seconds": round(time.perf_counter() - started, 1),
     }
     return lexicon, details

@@ -32,17 +32,14 @@ def _questions(path: Path) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int = 48) -> dict[str, np.ndarray]:
+def read_questions(graph: str, questions: list[tuple[str, list[str]]], reader=None):
+    """Each question of a stored graph asked through the product's retrieval (no answer recorded) and read by the
+    zero-shot `reader` (default settings when None): yields (input, reading, is_gold per node of its view)."""
     from gretriever_neo4j import metrics
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.qa.qa import QA
     from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
-    from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
-    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
-    from gretriever_neo4j.reader.walk_shapes import signature_question
-
-    features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 
@@ -50,33 +47,46 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
         embedder = Embedder(None)
         qa = QA(store, embedder, answering=Answering(embedder, use_llm=False, llm_when="never"))
         embed = embedder.embed
-        reader = ZeroShotReader(embed, weights=dataclasses.replace(ZERO_SHOT, shortlist=shortlist))
+        reader = reader or ZeroShotReader(embed)
         for q, (text, gold) in enumerate(questions):
             retrieval = qa.retrieve(text, graph=graph, record=False)
             full = embed([text])[0]
             hints = retrieval.result.seed_keys if retrieval.retriever in ("learned", "paths") else ()
             item = reader_input(text, retrieval.result, full, hints, retrieval.retriever == "paths")
             reading = read(reader, item, embed([item.masked])[0], full)
-            table = reading.signature_table
-            if table is None or not len(table.used):
-                continue
             wanted = {metrics.normalize(a) for a in gold}
             is_gold = np.asarray([metrics.normalize(t) in wanted or metrics.normalize(k) in wanted
                                   for k, t in zip(item.view.node_keys, item.view.node_texts)], dtype=bool)
-            f1 = end_node_f1(reading, is_gold)
-            features.append(table.features)
-            f1s.append(f1[table.used])
-            shortlisted.append(table.shortlisted)
-            owner.append(np.full(len(table.used), q, np.int64))
-            view, walks_ = item.view, reading.walks
-            walk_texts.append(np.asarray([signature_question(view.relation_texts, walks_.signatures[s])
-                                          for s in table.used.tolist()], dtype=str))
-            end_names.append(np.asarray(["\x1f".join(view.node_texts[n] for n in ends)
-                                         for ends in walk_ends(reading.walks, view, reading.anchors,
-                                                                  table.used.tolist())], dtype=str))
-            masked_texts.append(np.full(len(table.used), item.masked, dtype=object).astype(str))
+            yield item, reading, is_gold
             if (q + 1) % 50 == 0:
                 print(f"{graph}: {q + 1}/{len(questions)}", file=sys.stderr, flush=True)
+
+
+def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int = 48) -> dict[str, np.ndarray]:
+    from gretriever_neo4j.embedding.embedder import Embedder
+    from gretriever_neo4j.reader import ZeroShotReader
+    from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
+    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
+    from gretriever_neo4j.reader.walk_shapes import signature_question
+
+    features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
+    reader = ZeroShotReader(Embedder(None).embed, weights=dataclasses.replace(ZERO_SHOT, shortlist=shortlist))
+    for q, (item, reading, is_gold) in enumerate(read_questions(graph, questions, reader)):
+        table = reading.signature_table
+        if table is None or not len(table.used):
+            continue
+        f1 = end_node_f1(reading, is_gold)
+        features.append(table.features)
+        f1s.append(f1[table.used])
+        shortlisted.append(table.shortlisted)
+        owner.append(np.full(len(table.used), q, np.int64))
+        view, walks_ = item.view, reading.walks
+        walk_texts.append(np.asarray([signature_question(view.relation_texts, walks_.signatures[s])
+                                      for s in table.used.tolist()], dtype=str))
+        end_names.append(np.asarray(["\x1f".join(view.node_texts[n] for n in ends)
+                                     for ends in walk_ends(reading.walks, view, reading.anchors,
+                                                              table.used.tolist())], dtype=str))
+        masked_texts.append(np.full(len(table.used), item.masked, dtype=object).astype(str))
     cat = (lambda parts, empty: np.concatenate(parts) if parts else empty)  # noqa: E731
     return {"features": cat(features, np.zeros((0, len(FEATURES)))),
             "f1": cat(f1s, np.zeros(0)), "question": cat(owner, np.zeros(0, np.int64)),

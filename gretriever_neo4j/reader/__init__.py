@@ -336,9 +336,10 @@ class ZeroShotReader:
         reading.signature_table, reading.signature_scores = table, sig_scores
         reading.masked = masked if self.scoring == "coverage" else None
         if table is not None:
-            from gretriever_neo4j.reader.confidence import CALIBRATION, answer_support, calibrated
+            from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence, calibrated
 
-            reading.confidence = calibrated(answer_support(reading), self.calibration or CALIBRATION)
+            calibration = self.calibration or CALIBRATION
+            reading.confidence = calibrated(answer_evidence(reading, calibration), calibration)
         return reading
 
     @staticmethod

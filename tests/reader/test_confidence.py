@@ -6,7 +6,15 @@ import pytest
 
 from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import ZeroShotReader
-from gretriever_neo4j.reader.confidence import CALIBRATION, Calibration, answer_support, calibrated
+from gretriever_neo4j.reader.confidence import (
+    CALIBRATION,
+    GENERAL_FILE,
+    AnswerEvidence,
+    Calibration,
+    answer_evidence,
+    calibrated,
+)
+from gretriever_neo4j.reader.signature_weights import FEATURES
 
 from toy_kg import view_of
 
@@ -33,8 +41,9 @@ def test_a_reading_says_how_sure_it_is(embedder):
 
     clear = reading("where was Ann born?")
     assert [view.node_texts[n] for n in clear.answers] == ["Oslo"]
-    support = answer_support(clear)
-    assert 0 < support <= 1 and clear.confidence == pytest.approx(calibrated(support))
+    evidence = answer_evidence(clear)
+    assert 0 < evidence.support <= 1 and len(evidence.walk) == len(FEATURES)
+    assert clear.confidence == pytest.approx(calibrated(evidence))
     vague = reading("what about Ann?")
     assert vague.confidence is not None and vague.confidence < clear.confidence
     assert CALIBRATION.unsure_below > 0
@@ -42,11 +51,35 @@ def test_a_reading_says_how_sure_it_is(embedder):
 
 def test_refit_on_a_graphs_own_questions_moves_the_intercept_towards_how_often_it_is_right():
     general = Calibration()
-    always_right = general.refit([0.3] * 40, [True] * 40)
-    always_wrong = general.refit([0.3] * 40, [False] * 40)
+    seen = AnswerEvidence(0.3)
+    always_right = general.refit([seen] * 40, [True] * 40)
+    always_wrong = general.refit([seen] * 40, [False] * 40)
     assert always_wrong.intercept < general.intercept < always_right.intercept
     assert calibrated(0.3, always_wrong) < calibrated(0.3, general) < calibrated(0.3, always_right)
     assert always_right.slope == general.slope and always_right.temperature == general.temperature
     # a few questions move it less than many: the general intercept weighs `prior_questions`
-    assert general.refit([0.3] * 2, [True] * 2).intercept < always_right.intercept
+    assert general.refit([seen] * 2, [True] * 2).intercept < always_right.intercept
     assert general.refit([], []).intercept == pytest.approx(general.intercept)
+
+
+def test_the_general_calibration_ships_with_the_package_and_weighs_the_best_walks_features():
+    assert GENERAL_FILE.exists()
+    general = Calibration.load(GENERAL_FILE)
+    assert general == CALIBRATION and general.features and set(general.features) <= set(FEATURES)
+    assert len(general.weights) == len(general.means) == len(general.scales) == len(general.features)
+
+
+def test_a_walk_feature_with_a_weight_moves_the_probability_and_round_trips(tmp_path):
+    named = Calibration(features=("explained",), weights=(1.0,), means=(0.5,), scales=(0.25,))
+    well, badly = [0.0] * len(FEATURES), [0.0] * len(FEATURES)
+    well[list(FEATURES).index("explained")], badly[list(FEATURES).index("explained")] = 1.0, 0.0
+    assert calibrated(AnswerEvidence(0.6, tuple(well)), named) > calibrated(AnswerEvidence(0.6, tuple(badly)), named)
+    # a bare support reads the walk's features at their means
+    assert calibrated(0.6, named) == pytest.approx(calibrated(0.6, Calibration()))
+    named.save(tmp_path / "c.json")
+    assert Calibration.load(tmp_path / "c.json") == named
+    assert Calibration.from_dict(named.to_dict()) == named
+    with pytest.raises(ConfigError, match="unknown walk features"):
+        Calibration(features=("no such",), weights=(1.0,), means=(0.0,), scales=(1.0,))
+    with pytest.raises(ConfigError, match="as long as"):
+        Calibration(features=("explained",), weights=(), means=(0.0,), scales=(1.0,))

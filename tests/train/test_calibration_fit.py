@@ -1,0 +1,27 @@
+"""`train.calibration.fit`: the general calibration's logistic fit over the walk support and the best walk's
+features."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+from gretriever_neo4j.reader.signature_weights import FEATURES
+from gretriever_neo4j.train.calibration import ece, fit
+
+
+def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_on_its_data():
+    rng = np.random.default_rng(0)
+    n = 600
+    support = rng.uniform(0.2, 1.0, n)
+    walk = np.zeros((n, len(FEATURES)))
+    column = list(FEATURES).index("explained")
+    walk[:, column] = rng.uniform(0.0, 1.0, n)
+    truth = 1 / (1 + np.exp(-(3.0 * (support - 0.6) + 4.0 * (walk[:, column] - 0.5))))
+    right = rng.uniform(size=n) < truth
+    calibration = fit(support, walk, right, l2=0.01)
+    assert calibration.features == ("explained",)  # the features that never vary are left out
+    assert calibration.slope > 0 and calibration.weights[0] > 0
+    p = np.array([calibrated(AnswerEvidence(s, tuple(w)), calibration) for s, w in zip(support, walk)])
+    assert ece(p, right.astype(float)) < 0.06
+    assert ece(np.ones(n), right.astype(float)) > 0.3

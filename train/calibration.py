@@ -1,0 +1,119 @@
+"""The general calibration of the zero-shot reader's confidence (`reader.confidence`): collected on answered
+questions of stored graphs, fitted by logistic regression, checked leaving one graph out.
+
+    python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz
+    python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
+
+`collect` asks each question through the product's retrieval and keeps, per answered question, its first answer's
+`answer_evidence` and whether that answer is gold (strict Hit@1). `fit` fits `Calibration` (support log-odds,
+the best walk's features standardized, an intercept; an L2 pull of `--l2` on the feature weights) on all files,
+and first prints what the same fit measures on each graph when that graph is left out: expected calibration
+error, and how often answers at 0.8 or more are right.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+
+def collect(graph: str, questions: list[tuple[str, list[str]]]) -> dict[str, np.ndarray]:
+    from gretriever_neo4j.reader.confidence import answer_evidence
+    from gretriever_neo4j.reader.signature_weights import FEATURES
+
+    from .general_reader import read_questions
+
+    support, walk, right = [], [], []
+    for _, reading, is_gold in read_questions(graph, questions):
+        evidence = answer_evidence(reading)
+        if evidence is None:
+            continue
+        support.append(evidence.support)
+        walk.append(evidence.walk)
+        right.append(bool(is_gold[reading.answers[0]]))
+    return {"support": np.asarray(support), "walk": np.asarray(walk).reshape(len(walk), len(FEATURES)),
+            "right": np.asarray(right, dtype=bool), "graph": np.asarray(graph)}
+
+
+def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error over `bins` equal-width bins."""
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum((edges == b).mean() * abs(p[edges == b].mean() - y[edges == b].mean())
+                     for b in range(bins) if (edges == b).any()))
+
+
+def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.01, base=None):
+    """The `Calibration` of logistic regression on these answers (`base` gives its other settings)."""
+    from scipy.optimize import minimize
+
+    from gretriever_neo4j.reader.confidence import CALIBRATION, _log_odds
+    from gretriever_neo4j.reader.signature_weights import FEATURES
+
+    base = base or CALIBRATION
+    varies = walk.std(axis=0) > 1e-9
+    means, scales = walk.mean(axis=0)[varies], walk.std(axis=0)[varies]
+    x = np.column_stack([[_log_odds(s) for s in support], (walk[:, varies] - means) / scales])
+    sign = 2.0 * right - 1.0
+
+    def loss(w):
+        z = x @ w[:-1] + w[-1]
+        return float(np.mean(np.logaddexp(0.0, -sign * z)) + l2 * np.sum(w[1:-1] ** 2))
+
+    w = minimize(loss, np.zeros(x.shape[1] + 1), method="L-BFGS-B").x
+    from dataclasses import replace
+
+    return replace(base, slope=round(float(w[0]), 4), intercept=round(float(w[-1]), 4),
+                   features=tuple(f for f, keep in zip(FEATURES, varies) if keep),
+                   weights=tuple(round(float(v), 4) for v in w[1:-1]),
+                   means=tuple(round(float(v), 4) for v in means), scales=tuple(round(float(v), 4) for v in scales))
+
+
+def main(argv: list[str] | None = None) -> None:
+    from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+
+    from .general_reader import _questions
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--graph", required=True)
+    c.add_argument("--questions", type=Path, required=True)
+    c.add_argument("--out", type=Path, required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("data", type=Path, nargs="+")
+    f.add_argument("--out", type=Path, required=True)
+    f.add_argument("--l2", type=float, default=0.01)
+    args = parser.parse_args(argv)
+    if args.command == "collect":
+        data = collect(args.graph, _questions(args.questions))
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(args.out, **data)
+        print(f"{args.out}: {len(data['right'])} answered questions, {data['right'].mean():.3f} right")
+        return
+    files = [np.load(path) for path in args.data]
+    support = np.concatenate([d["support"] for d in files])
+    walk = np.concatenate([d["walk"] for d in files])
+    right = np.concatenate([d["right"] for d in files])
+    graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files])
+    left_out = np.zeros(len(right))
+    for name in sorted(set(graph)):
+        held = graph == name
+        calibration = fit(support[~held], walk[~held], right[~held], args.l2)
+        left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
+                          for s, w in zip(support[held], walk[held])]
+        sure = left_out[held] >= 0.8
+        print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
+              f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
+    sure = left_out >= 0.8
+    print(f"left out, all: ece {ece(left_out, right):.3f}, mean per graph "
+          f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in set(graph)]):.3f}, "
+          f"sure {sure.mean():.2f} of answers, {right[sure].mean():.3f} right")
+    calibration = fit(support, walk, right, args.l2)
+    calibration.save(args.out)
+    print(f"written {args.out} ({len(right)} answered questions of {len(set(graph))} graphs)")
+
+
+if __name__ == "__main__":
+    main()
