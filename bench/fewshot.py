@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import tempfile
 from pathlib import Path
@@ -46,10 +45,21 @@ def _ask(graph: str, questions, work: Path, label: str) -> dict:
             "first_error": next((r["error"] for r in rows if "error" in r), None)}
 
 
+def _forget(graph: str) -> None:
+    """The graph dropped and the models trained for it deleted (`gqa drop` keeps them): N = 0 means nothing of its
+    own, a run before this one's included."""
+    import shutil
+
+    from gretriever_neo4j.artifacts.registry import models_dir
+
+    gqa("drop", graph, "--yes", check=False)
+    shutil.rmtree(models_dir(graph), ignore_errors=True)
+
+
 def _manifest(graph: str) -> dict:
-    home = Path(os.environ.get("GQA_HOME", Path.home() / ".cache" / "gqa"))
-    safe = "".join(c if c.isalnum() or c in "_.-" else "_" for c in graph)
-    path = home / "models" / safe / "manifest.json"
+    from gretriever_neo4j.artifacts.registry import models_dir
+
+    path = models_dir(graph) / "manifest.json"
     return json.loads(path.read_text()) if path.exists() else {}
 
 
@@ -73,7 +83,7 @@ def main() -> None:
                 usable = [n for n in ns if len(questions) - n >= 25]
                 test = questions[max(usable, default=0):]
                 graph = f"fewshot-{name}"
-                gqa("drop", graph, "--yes", check=False)
+                _forget(graph)
                 gqa("ingest", "triples", "--source", str(source), "--graph", graph)
                 results.append({"set": set_name, "graph": name, "fewshot_n": 0, **_ask(graph, test, work, "0")})
                 print(json.dumps(results[-1]), flush=True)
@@ -87,7 +97,7 @@ def main() -> None:
                                     "cv_before": fewshot.get("before"), "cv_after": fewshot.get("after"),
                                     "adopted": fewshot.get("adopted"), **_ask(graph, test, work, str(n))})
                     print(json.dumps(results[-1]), flush=True)
-                gqa("drop", graph, "--yes", check=False)
+                _forget(graph)
     print(f"{'graph':34} {'N':>4} {'strict':>7} {'f1':>6} {'in sub':>7} {'train s':>8} {'cv':>12}")
     for row in results:
         cv = f"{row['cv_before']:.2f}->{row['cv_after']:.2f}" if row.get("cv_before") is not None else ""
