@@ -124,12 +124,6 @@ def answer_evidence(reading, calibration: Calibration = CALIBRATION) -> AnswerEv
                           tuple(float(v) for v in table.features[best]))
 
 
-def answer_support(reading) -> float | None:
-    """The support part of `answer_evidence`: the share of the walks' softmax mass on its first answer."""
-    evidence = answer_evidence(reading)
-    return None if evidence is None else evidence.support
-
-
 def _log_odds(support: float) -> float:
     p = min(max(support, 1e-4), 1 - 1e-4)
     return math.log(p / (1 - p))
