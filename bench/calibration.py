@@ -18,11 +18,7 @@ import numpy as np
 from _common import RESULTS, command, gqa, machine, write_json
 from fictional_kgs import SETS, load
 
-
-def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-    edges = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum((edges == b).mean() * abs(p[edges == b].mean() - y[edges == b].mean())
-                     for b in range(bins) if (edges == b).any()))
+from gretriever_neo4j.metrics import expected_calibration_error as ece
 
 
 def main() -> None:

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 from _common import RESULTS, command, gqa, machine, write_json
-from calibration import ece
 from fictional_kgs import SETS, load
+
+from gretriever_neo4j.metrics import expected_calibration_error as ece
 
 
 def _ask(graph: str, questions, work: Path, label: str) -> dict:

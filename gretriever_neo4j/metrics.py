@@ -11,6 +11,8 @@ whitespace).
 - strict Hit@1 (ours, stricter): the first predicted item, normalised, equals a normalised gold answer.
 ExplaGraphs: the first of 'support'/'Support'/'counter'/'Counter' found in the prediction, lower-cased, equals
 the label. SceneGraphs: the label occurs in the prediction verbatim.
+Confidence: expected calibration error (ECE) over equal-width bins, of the probability shown beside an answer
+against whether it was right.
 """
 
 from __future__ import annotations
@@ -122,6 +124,18 @@ def score_explagraphs(predictions: Sequence[str], labels: Sequence[str]) -> floa
 def score_scenegraphs(predictions: Sequence[str], labels: Sequence[str]) -> float:
     _check_lengths(predictions, labels)
     return sum(contains_label(p, l) for p, l in zip(predictions, labels)) / len(labels) if labels else 0.0
+
+
+def expected_calibration_error(confidences: Sequence[float], right: Sequence[float], bins: int = 10) -> float:
+    """ECE: over `bins` equal-width bins of confidence, the share of answers in each times how far their mean
+    confidence is from the share of them that is right."""
+    import numpy as np
+
+    p, y = np.asarray(confidences, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    _check_lengths(p, y)
+    edges = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum((edges == b).mean() * abs(p[edges == b].mean() - y[edges == b].mean())
+                     for b in range(bins) if (edges == b).any()))
 
 
 def _check_lengths(predictions: Sequence, references: Sequence) -> None:

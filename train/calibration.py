@@ -14,9 +14,12 @@ error, and how often answers at 0.8 or more are right.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+
+from gretriever_neo4j.metrics import expected_calibration_error as ece
 
 
 def collect(graph: str, questions: list[tuple[str, list[str]]]) -> dict[str, np.ndarray]:
@@ -37,24 +40,17 @@ def collect(graph: str, questions: list[tuple[str, list[str]]]) -> dict[str, np.
             "right": np.asarray(right, dtype=bool), "graph": np.asarray(graph)}
 
 
-def ece(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
-    """Expected calibration error over `bins` equal-width bins."""
-    edges = np.minimum((p * bins).astype(int), bins - 1)
-    return float(sum((edges == b).mean() * abs(p[edges == b].mean() - y[edges == b].mean())
-                     for b in range(bins) if (edges == b).any()))
-
-
 def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.01, base=None):
     """The `Calibration` of logistic regression on these answers (`base` gives its other settings)."""
     from scipy.optimize import minimize
 
-    from gretriever_neo4j.reader.confidence import CALIBRATION, _log_odds
+    from gretriever_neo4j.reader.confidence import CALIBRATION, log_odds
     from gretriever_neo4j.reader.signature_weights import FEATURES
 
     base = base or CALIBRATION
     varies = walk.std(axis=0) > 1e-9
     means, scales = walk.mean(axis=0)[varies], walk.std(axis=0)[varies]
-    x = np.column_stack([[_log_odds(s) for s in support], (walk[:, varies] - means) / scales])
+    x = np.column_stack([[log_odds(s) for s in support], (walk[:, varies] - means) / scales])
     sign = 2.0 * right - 1.0
 
     def loss(w):
@@ -62,8 +58,6 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
         return float(np.mean(np.logaddexp(0.0, -sign * z)) + l2 * np.sum(w[1:-1] ** 2))
 
     w = minimize(loss, np.zeros(x.shape[1] + 1), method="L-BFGS-B").x
-    from dataclasses import replace
-
     return replace(base, slope=round(float(w[0]), 4), intercept=round(float(w[-1]), 4),
                    features=tuple(f for f, keep in zip(FEATURES, varies) if keep),
                    weights=tuple(round(float(v), 4) for v in w[1:-1]),

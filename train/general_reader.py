@@ -32,14 +32,16 @@ def _questions(path: Path) -> list[tuple[str, list[str]]]:
     return rows
 
 
-def read_questions(graph: str, questions: list[tuple[str, list[str]]], reader=None):
+def read_questions(graph: str, questions: list[tuple[str, list[str]]], shortlist: int | None = None):
     """Each question of a stored graph asked through the product's retrieval (no answer recorded) and read by the
-    zero-shot `reader` (default settings when None): yields (input, reading, is_gold per node of its view)."""
+    zero-shot reader (its default settings, or reading `shortlist` walks): yields (input, reading, is_gold per node
+    of its view)."""
     from gretriever_neo4j import metrics
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.qa.qa import QA
     from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
+    from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
     from gretriever_neo4j.settings import Neo4jSettings
     from gretriever_neo4j.store.graph_store import connected
 
@@ -47,7 +49,8 @@ def read_questions(graph: str, questions: list[tuple[str, list[str]]], reader=No
         embedder = Embedder(None)
         qa = QA(store, embedder, answering=Answering(embedder, use_llm=False, llm_when="never"))
         embed = embedder.embed
-        reader = reader or ZeroShotReader(embed)
+        reader = ZeroShotReader(embed, weights=ZERO_SHOT if shortlist is None
+                                else dataclasses.replace(ZERO_SHOT, shortlist=shortlist))
         for q, (text, gold) in enumerate(questions):
             retrieval = qa.retrieve(text, graph=graph, record=False)
             full = embed([text])[0]
@@ -63,15 +66,12 @@ def read_questions(graph: str, questions: list[tuple[str, list[str]]], reader=No
 
 
 def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int = 48) -> dict[str, np.ndarray]:
-    from gretriever_neo4j.embedding.embedder import Embedder
-    from gretriever_neo4j.reader import ZeroShotReader
     from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
-    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
+    from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_shapes import signature_question
 
     features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
-    reader = ZeroShotReader(Embedder(None).embed, weights=dataclasses.replace(ZERO_SHOT, shortlist=shortlist))
-    for q, (item, reading, is_gold) in enumerate(read_questions(graph, questions, reader)):
+    for q, (item, reading, is_gold) in enumerate(read_questions(graph, questions, shortlist)):
         table = reading.signature_table
         if table is None or not len(table.used):
             continue

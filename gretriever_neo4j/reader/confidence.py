@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -48,7 +49,6 @@ class Calibration:
     scales: tuple[float, ...] = ()
     unsure_below: float = 0.5  # an answer less likely right than this is shown as unsure
     prior_questions: float = 2.0  # `refit`: how many questions' worth the general intercept weighs
-    _columns: tuple[int, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self):
         from gretriever_neo4j.errors import ConfigError
@@ -61,21 +61,26 @@ class Calibration:
         unknown = [f for f in self.features if f not in FEATURES]
         if unknown:
             raise ConfigError(f"calibration: unknown walk features {unknown}")
-        object.__setattr__(self, "_columns", tuple(list(FEATURES).index(f) for f in self.features))
+
+    @cached_property
+    def _columns(self) -> list[int]:
+        """The columns of `features` in a walk's feature row."""
+        from gretriever_neo4j.reader.signature_weights import FEATURES
+
+        return [list(FEATURES).index(f) for f in self.features]
 
     @classmethod
     def from_dict(cls, data: dict) -> Calibration:
-        return from_known_fields(cls, {k: v for k, v in data.items() if k != "_columns"}, "calibration")
+        return from_known_fields(cls, data, "calibration")
 
     def to_dict(self) -> dict:
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in fields(self) if f.init}
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
     def logit(self, evidence: AnswerEvidence, with_intercept: bool = True) -> float:
         """The log-odds that the first answer is right."""
-        out = self.slope * _log_odds(evidence.support) + (self.intercept if with_intercept else 0.0)
+        out = self.slope * log_odds(evidence.support) + (self.intercept if with_intercept else 0.0)
         if self._columns and len(evidence.walk):
-            walk = np.asarray(evidence.walk, dtype=np.float64)[list(self._columns)]
+            walk = np.asarray(evidence.walk, dtype=np.float64)[self._columns]
             out += float(np.dot(self.weights, (walk - np.asarray(self.means)) / np.asarray(self.scales)))
         return out
 
@@ -124,7 +129,8 @@ def answer_evidence(reading, calibration: Calibration = CALIBRATION) -> AnswerEv
                           tuple(float(v) for v in table.features[best]))
 
 
-def _log_odds(support: float) -> float:
+def log_odds(support: float) -> float:
+    """The log-odds of a support, kept off 0 and 1."""
     p = min(max(support, 1e-4), 1 - 1e-4)
     return math.log(p / (1 - p))
 

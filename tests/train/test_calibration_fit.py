@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from gretriever_neo4j.metrics import expected_calibration_error as ece
 from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
 from gretriever_neo4j.reader.signature_weights import FEATURES
-from gretriever_neo4j.train.calibration import ece, fit
+from gretriever_neo4j.train.calibration import fit
 
 
 def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_on_its_data():

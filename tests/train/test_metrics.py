@@ -84,3 +84,14 @@ def test_aggregates():
     assert score_scenegraphs(["left", "on the right"], ["left", "right"]) == 1.0
     with pytest.raises(InputError):
         score_open_questions(["a"], [])
+
+
+def test_expected_calibration_error_is_zero_when_confidence_matches_how_often_answers_are_right():
+    from gretriever_neo4j.metrics import expected_calibration_error
+
+    assert expected_calibration_error([0.75] * 4, [1, 1, 1, 0]) == pytest.approx(0.0)
+    assert expected_calibration_error([1.0] * 4, [1, 1, 1, 0]) == pytest.approx(0.25)
+    # two bins of two answers each: 0.5 * |0.9 - 0.5| + 0.5 * |0.1 - 0.0|
+    assert expected_calibration_error([0.9, 0.9, 0.1, 0.1], [1, 0, 0, 0]) == pytest.approx(0.25)
+    with pytest.raises(InputError):
+        expected_calibration_error([0.5], [1, 0])
