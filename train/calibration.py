@@ -50,7 +50,7 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
     base = base or CALIBRATION
     varies = walk.std(axis=0) > 1e-9
     means, scales = walk.mean(axis=0)[varies], walk.std(axis=0)[varies]
-    x = np.column_stack([[log_odds(s) for s in support], (walk[:, varies] - means) / scales])
+    x = np.column_stack([log_odds(support), (walk[:, varies] - means) / scales])
     sign = 2.0 * right - 1.0
 
     def loss(w):

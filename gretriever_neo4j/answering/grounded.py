@@ -24,6 +24,7 @@ import numpy as np
 
 from gretriever_neo4j.model.sample import QASample
 from gretriever_neo4j.reader import ReaderInput, Reading, read, reader_input
+from gretriever_neo4j.reader.confidence import log_odds as probability_log_odds
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.retrieval.textualize import graph_csv
 
@@ -193,11 +194,13 @@ class GroundedAnswerer:
         if not options:
             return list(reading.answers), ""
         tokenizer = self.generator.tokenizer
-        log_odds = _log_odds(reading.probabilities)
+        # the reader's evidence in logit units: a sure answer (p near 1) outweighs the LLM's preference, a doubtful
+        # one (p near the threshold) leaves the choice to it
+        log_odds = probability_log_odds(reading.probabilities)
         constraint = TrieConstraint(item_token_ids(tokenizer, [name for _, name in options]), separator_ids(tokenizer),
                                     self.generator.stop_token_ids(),
                                     potentials=[float(log_odds[n]) for n, _ in options], weight=self.reader_weight,
-                                    stop_potential=float(_log_odds(np.asarray([reading.threshold]))[0]),
+                                    stop_potential=float(probability_log_odds(reading.threshold)),
                                     max_items=self.max_items, must_say_above_stop=True)
         sample = ev.sample(view, qid=qid, question=question)
         if streamer is not None and hasattr(streamer, "bind"):
@@ -210,9 +213,3 @@ class GroundedAnswerer:
         raw = tokenizer.decode(ids, skip_special_tokens=True)
         return (said or list(reading.answers)), raw
 
-
-def _log_odds(probabilities: np.ndarray, floor: float = 1e-4) -> np.ndarray:
-    """The reader's evidence in logit units: a sure answer (p near 1) outweighs the LLM's preference, a doubtful
-    one (p near the threshold) leaves the choice to it."""
-    p = np.clip(np.asarray(probabilities, dtype=np.float64), floor, 1.0 - floor)
-    return np.log(p / (1.0 - p))

@@ -78,7 +78,7 @@ class Calibration:
 
     def logit(self, evidence: AnswerEvidence, with_intercept: bool = True) -> float:
         """The log-odds that the first answer is right."""
-        out = self.slope * log_odds(evidence.support) + (self.intercept if with_intercept else 0.0)
+        out = self.slope * float(log_odds(evidence.support)) + (self.intercept if with_intercept else 0.0)
         if self._columns and len(evidence.walk):
             walk = np.asarray(evidence.walk, dtype=np.float64)[self._columns]
             out += float(np.dot(self.weights, (walk - np.asarray(self.means)) / np.asarray(self.scales)))
@@ -129,10 +129,10 @@ def answer_evidence(reading, calibration: Calibration = CALIBRATION) -> AnswerEv
                           tuple(float(v) for v in table.features[best]))
 
 
-def log_odds(support: float) -> float:
-    """The log-odds of a support, kept off 0 and 1."""
-    p = min(max(support, 1e-4), 1 - 1e-4)
-    return math.log(p / (1 - p))
+def log_odds(probabilities, floor: float = 1e-4) -> np.ndarray:
+    """The log-odds of probabilities (an array, or one), kept `floor` off 0 and 1."""
+    p = np.clip(np.asarray(probabilities, dtype=np.float64), floor, 1.0 - floor)
+    return np.log(p / (1.0 - p))
 
 
 def calibrated(evidence: AnswerEvidence | float | None, calibration: Calibration = CALIBRATION) -> float | None:
