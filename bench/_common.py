@@ -21,7 +21,7 @@ def machine(**extra) -> dict:
 
 def command() -> str:
     """This run's command line as a result records it: `python bench/NAME.py ARGS`."""
-    return f"python bench/{Path(sys.argv[0]).name} " + " ".join(sys.argv[1:])
+    return " ".join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
 
 
 def write_json(path: Path, data, indent: int = 1, newline: bool = False) -> None:
