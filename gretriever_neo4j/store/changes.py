@@ -32,21 +32,21 @@ class GraphChanges:
 
     def embedded_nodes(self, rows: Sequence[dict[str, Any]]) -> set[int]:
         """Indices of rows (graph, key, text, i) already stored with that text and a vector."""
-        if not rows:
-            return set()
-        return {r["i"] for r in self.read("nodes_embedded", rows=list(rows))}
+        return self._stored_rows("nodes_embedded", rows)
 
     def embedded_edges(self, rows: Sequence[dict[str, Any]]) -> set[int]:
         """Indices of edge rows (graph, src, text, dst, i) already stored, with their relation's vector."""
-        if not rows:
-            return set()
-        return {r["i"] for r in self.read("edges_embedded", rows=list(rows))}
+        return self._stored_rows("edges_embedded", rows)
 
     def embedded_relations(self, rows: Sequence[dict[str, Any]]) -> set[int]:
         """Indices of relation rows (graph, text, i) already stored with a vector."""
+        return self._stored_rows("relations_embedded", rows)
+
+    def _stored_rows(self, name: str, rows: Sequence[dict[str, Any]]) -> set[int]:
+        """The `i` of each of `rows` that statement `name` finds stored as it is (no query for no rows)."""
         if not rows:
             return set()
-        return {r["i"] for r in self.read("relations_embedded", rows=list(rows))}
+        return {r["i"] for r in self.read(name, rows=list(rows))}
 
     def write_batch(self, batch: WriteBatch) -> None:
         """One transaction: a failure leaves nothing of the batch behind."""
