@@ -1,0 +1,48 @@
+"""`train.walk_encoder`: the embedder's last layer tuned on questions whose answering walk is known learns a
+phrasing the frozen embedder does not relate to its walk, and the measure picks walks by score plus similarity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.train.walk_encoder import (
+    EncoderConfig,
+    WalkQuestion,
+    choice_hit,
+    fine_tune,
+    load_encoder,
+    similarities,
+)
+
+WALKS = ["what is the principal investigator of X", "what is the funder of X", "what is the topic of X"]
+
+
+def _question(masked: str, answering: int) -> WalkQuestion:
+    f1 = np.zeros(len(WALKS))
+    f1[answering] = 1.0
+    return WalkQuestion(masked, list(WALKS), f1, np.zeros(len(WALKS)), "toy")
+
+
+def test_choice_hit_adds_the_weighted_similarity_to_the_reader_score():
+    q = WalkQuestion("q", ["a", "b"], np.array([0.0, 1.0]), np.array([1.0, 0.5]), "toy")
+    assert choice_hit([q], [np.array([0.0, 1.0])], 0.0) == 0.0  # the reader alone picks the wrong walk
+    assert choice_hit([q], [np.array([0.0, 1.0])], 1.0) == 1.0  # the similarity turns it
+
+
+@pytest.mark.slow
+def test_tuning_teaches_a_phrasing_and_leaves_the_frozen_layers_alone():
+    train = [_question(text, 0) for text in ("who heads X", "who is in charge of X", "who leads X")] + \
+            [_question(text, 1) for text in ("who pays for X", "who bankrolls X")]
+    asked = [_question("who runs X", 0), _question("who pays the bills of X", 1)]
+    model = load_encoder()
+    frozen_first = next(model[0].auto_model.embeddings.parameters()).detach().clone()
+    before = similarities(model, train)
+    fine_tune(model, train, EncoderConfig(layers=1, epochs=8, batch=1, learning_rate=1e-4))
+    after = similarities(model, train)
+    margin = lambda sims, qs: np.mean([s[int(np.argmax(q.f1))] - np.delete(s, int(np.argmax(q.f1))).max()  # noqa: E731
+                                       for s, q in zip(sims, qs)])
+    assert margin(after, train) > margin(before, train) + 0.05
+    assert choice_hit(train, after, 1.0) == 1.0
+    assert choice_hit(asked, similarities(model, asked), 1.0) >= 0.5  # a sense of the new phrasings, not all
+    assert np.array_equal(next(model[0].auto_model.embeddings.parameters()).detach(), frozen_first)

@@ -1,0 +1,175 @@
+"""A walk encoder: the embedder (MiniLM) with its last layers fine-tuned so that a question, its anchor masked, lies
+nearest the walk that answers it, read as a question ("what is the profession of the parents of the spouse of
+X"). The frozen embedder relates a question to a walk only by their words; tuned on graphs whose answers are known,
+it learns how people phrase walks, and that carries over to graphs it never saw.
+
+It reads `train.general_reader collect` files (each question's shortlisted walks: the reader's features, the walk
+texts, the F1 of each walk's end nodes). Each question keeps its `candidates` best walks by the reader's own score
+(the features times the hand-set weights); training is a listwise softmax over their similarities (scaled by
+`scale`), the walks of best F1 as targets. The measure, on held-out files, is the share of questions whose chosen
+walk reaches a gold answer: the reader's score plus `weight` times the similarity, for each weight of a grid, with
+the frozen embedder and with the tuned one.
+
+    python -m train.walk_encoder DATA/*.npz --test DATA/g1.npz,DATA/g2.npz [--layers 2] [--epochs 2]
+        [--save encoder.pt] [--out result.json]
+
+Not yet read by `gqa ask`: the measurements are in docs/learned-reader.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EncoderConfig:
+    layers: int = 2  # the last transformer layers trained (the rest frozen)
+    epochs: int = 2
+    learning_rate: float = 5e-5
+    batch: int = 8  # questions per optimizer step
+    scale: float = 20.0  # similarity -> logit
+    candidates: int = 8  # a question's best walks by the reader's score, trained and measured on
+    seed: int = 0
+
+
+@dataclass
+class WalkQuestion:
+    masked: str
+    walks: list[str]
+    f1: np.ndarray
+    reader: np.ndarray  # the reader's score of each walk (features times the hand-set weights)
+    graph: str
+
+
+def walk_questions(paths, candidates: int) -> list[WalkQuestion]:
+    """The questions of `collect` files, each with its `candidates` best shortlisted walks by the reader."""
+    from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
+
+    vector = ZERO_SHOT.vector()
+    out = []
+    for path in paths:
+        data = np.load(path)
+        keep = data["shortlisted"]
+        for q in np.unique(data["question"][keep]):
+            rows = np.flatnonzero(keep & (data["question"] == q))
+            reader = data["features"][rows] @ vector
+            rows = rows[np.argsort(-reader, kind="stable")][:candidates]
+            out.append(WalkQuestion(str(data["masked"][rows[0]]), [str(t) for t in data["walk_text"][rows]],
+                                    data["f1"][rows].astype(float), data["features"][rows] @ vector,
+                                    str(data["graph"])))
+    return out
+
+
+def load_encoder():
+    from sentence_transformers import SentenceTransformer
+
+    from gretriever_neo4j.embedding.embedder import resolve_model_location
+
+    return SentenceTransformer(resolve_model_location(None), device="cpu")
+
+
+def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig):
+    """`model` (a SentenceTransformer) with its last `config.layers` layers trained on `questions` in place."""
+    import torch
+
+    torch.manual_seed(config.seed)
+    encoder = model[0].auto_model
+    for parameter in encoder.parameters():
+        parameter.requires_grad = False
+    for layer in encoder.encoder.layer[-config.layers:]:
+        for parameter in layer.parameters():
+            parameter.requires_grad = True
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
+    usable = [q for q in questions if q.f1.max() > 0 and len(q.walks) > 1]
+    order = random.Random(config.seed)
+    model.train()
+    for epoch in range(config.epochs):
+        order.shuffle(usable)
+        started, total = time.perf_counter(), 0.0
+        for i, q in enumerate(usable):
+            vectors = model(model.preprocess([q.masked, *q.walks]))["sentence_embedding"]
+            vectors = torch.nn.functional.normalize(vectors, dim=-1)
+            logits = config.scale * (vectors[1:] @ vectors[0])
+            target = torch.tensor((q.f1 >= q.f1.max() - 1e-9).astype(np.float32))
+            loss = -(torch.log_softmax(logits, 0) * target).sum() / target.sum() / config.batch
+            loss.backward()
+            total += float(loss.detach()) * config.batch
+            if (i + 1) % config.batch == 0 or i + 1 == len(usable):
+                optimizer.step()
+                optimizer.zero_grad()
+        print(f"epoch {epoch + 1}: loss {total / max(1, len(usable)):.3f} ({time.perf_counter() - started:.0f} s)",
+              file=sys.stderr, flush=True)
+    model.eval()
+    return model
+
+
+def similarities(model, questions: list[WalkQuestion]) -> list[np.ndarray]:
+    """Per question, the cosine of each walk text to the masked question."""
+    texts = sorted({t for q in questions for t in (q.masked, *q.walks)})
+    vectors = dict(zip(texts, model.encode(texts, normalize_embeddings=True, convert_to_numpy=True,
+                                           batch_size=64)))
+    return [np.stack([vectors[w] for w in q.walks]) @ vectors[q.masked] for q in questions]
+
+
+def choice_hit(questions: list[WalkQuestion], sims: list[np.ndarray], weight: float) -> float:
+    """The share of questions whose walk of best reader score plus `weight` times similarity reaches an answer."""
+    return float(np.mean([q.f1[int(np.argmax(q.reader + weight * s))] > 0 for q, s in zip(questions, sims)]))
+
+
+WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("data", type=Path, nargs="+", help="collect files to train on (those in --test excluded)")
+    parser.add_argument("--test", required=True, help="comma-separated collect files held out")
+    parser.add_argument("--layers", type=int, default=EncoderConfig.layers)
+    parser.add_argument("--epochs", type=int, default=EncoderConfig.epochs)
+    parser.add_argument("--save", type=Path, default=None, help="the trained layers (float16 state dict)")
+    parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
+    args = parser.parse_args(argv)
+    config = EncoderConfig(layers=args.layers, epochs=args.epochs)
+    test_paths = [Path(p) for p in args.test.split(",")]
+    train_paths = [p for p in args.data if p.resolve() not in {t.resolve() for t in test_paths}]
+    train, test = walk_questions(train_paths, config.candidates), walk_questions(test_paths, config.candidates)
+    model = load_encoder()
+    frozen = similarities(model, test)
+    fine_tune(model, train, config)
+    tuned = similarities(model, test)
+    graphs = sorted({q.graph for q in test})
+    result = {"command": " ".join(["python -m train.walk_encoder", *(argv if argv is not None else sys.argv[1:])]),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+              "config": asdict(config), "train_files": [p.name for p in train_paths], "train_questions": len(train),
+              "test_questions": len(test), "measured": []}
+    for name, sims in (("frozen", frozen), ("tuned", tuned)):
+        for weight in WEIGHTS:
+            per_graph = {g: choice_hit([q for q in test if q.graph == g],
+                                       [s for q, s in zip(test, sims) if q.graph == g], weight) for g in graphs}
+            row = {"encoder": name, "weight": weight, "mean_over_graphs": float(np.mean(list(per_graph.values()))),
+                   "per_graph": per_graph}
+            result["measured"].append(row)
+            print(f"{name:7} weight {weight:4}: {row['mean_over_graphs']:.3f}", flush=True)
+    if args.save:
+        import torch
+
+        layers = model[0].auto_model.encoder.layer[-config.layers:]
+        torch.save({"config": asdict(config), "state": {f"{i}.{k}": v.half() for i, layer in enumerate(layers)
+                                                        for k, v in layer.state_dict().items()}}, args.save)
+        print(f"written {args.save} ({args.save.stat().st_size / 1e6:.1f} MB)")
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
