@@ -95,22 +95,28 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
             "end_names": cat(end_names, np.zeros(0, str))}
 
 
+def collected_questions(paths: list[Path]):
+    """(data, rows) for each question of `collect` files: the file's arrays and the rows of its shortlisted
+    walks."""
+    for path in paths:
+        data = np.load(path)
+        keep = data["shortlisted"]
+        for q in np.unique(data["question"][keep]):
+            yield data, np.flatnonzero(keep & (data["question"] == q))
+
+
 def matcher_questions(paths: list[Path], embed) -> list:
     """The walk matcher's training questions from `collect` files: the masked question, each shortlisted walk
     read as a question and the mean of its end nodes' names, embedded by `embed` (unit vectors)."""
     from gretriever_neo4j.reader.walk_matcher import MatcherQuestion, unit
 
     rows_of, texts = [], set()
-    for path in paths:
-        data = np.load(path)
-        keep = data["shortlisted"]
-        for q in np.unique(data["question"][keep]):
-            rows = np.flatnonzero(keep & (data["question"] == q))
-            names = [str(n).split("\x1f") if str(n) else [] for n in data["end_names"][rows]]
-            item = (str(data["masked"][rows[0]]), [str(t) for t in data["walk_text"][rows]], names,
-                    data["f1"][rows], str(data["graph"]))
-            rows_of.append(item)
-            texts.update([item[0], *item[1], *(n for group in names for n in group)])
+    for data, rows in collected_questions(paths):
+        names = [str(n).split("\x1f") if str(n) else [] for n in data["end_names"][rows]]
+        item = (str(data["masked"][rows[0]]), [str(t) for t in data["walk_text"][rows]], names,
+                data["f1"][rows], str(data["graph"]))
+        rows_of.append(item)
+        texts.update([item[0], *item[1], *(n for group in names for n in group)])
     ordered = sorted(texts)
     vectors = dict(zip(ordered, unit(embed(ordered))))
     dim = len(next(iter(vectors.values())))

@@ -55,18 +55,16 @@ def walk_questions(paths, candidates: int) -> list[WalkQuestion]:
     """The questions of `collect` files, each with its `candidates` best shortlisted walks by the reader."""
     from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
 
+    from .general_reader import collected_questions
+
     vector = ZERO_SHOT.vector()
     out = []
-    for path in paths:
-        data = np.load(path)
-        keep = data["shortlisted"]
-        for q in np.unique(data["question"][keep]):
-            rows = np.flatnonzero(keep & (data["question"] == q))
-            reader = data["features"][rows] @ vector
-            rows = rows[np.argsort(-reader, kind="stable")][:candidates]
-            out.append(WalkQuestion(str(data["masked"][rows[0]]), [str(t) for t in data["walk_text"][rows]],
-                                    data["f1"][rows].astype(float), data["features"][rows] @ vector,
-                                    str(data["graph"])))
+    for data, rows in collected_questions(paths):
+        reader = data["features"][rows] @ vector
+        best = np.argsort(-reader, kind="stable")[:candidates]
+        rows = rows[best]
+        out.append(WalkQuestion(str(data["masked"][rows[0]]), [str(t) for t in data["walk_text"][rows]],
+                                data["f1"][rows].astype(float), reader[best], str(data["graph"])))
     return out
 
 
