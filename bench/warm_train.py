@@ -3,7 +3,8 @@ after people gave feedback on a few answers, through the CLI as a user runs it.
 
 The graph is MetaQA's KB as a user's triples (`gqa ingest triples` of `kb.txt`: 43k nodes, 134k edges; ingested
 first where it is missing, ~10 min). Its trained models are deleted, so the first `gqa train` is the cold one
-(retrieval trained on self-supervised questions, the reader adapted to the graph's own questions); then
+(retrieval trained on self-supervised questions, the reader adapted to the graph's own questions; the caches in
+`GQA_HOME` are kept, so a rerun's is faster); then
 `--feedback` more MetaQA dev questions (never test) are asked with `gqa ask`, each answer judged with
 `gqa feedback` (right where the first answer is gold, else `--answer` the gold one), and `gqa train` runs again: the
 graph unchanged, it only adapts the reader (warm). Reported: seconds and peak RSS of each run, the questions it
@@ -18,16 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-from _common import REPO, RESULTS, command, gqa, machine, write_json
+from _common import REPO, RESULTS, command, gqa, machine, run_gqa, write_json
 
 METAQA = REPO.parent / "shared" / "data" / "metaqa"
 
@@ -47,18 +44,10 @@ def _train(graph: str) -> dict:
     """`gqa train --graph G` as a user runs it: its seconds and peak RSS, and what its manifest says it learned."""
     from gretriever_neo4j.artifacts.registry import models_dir
 
-    started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "gretriever_neo4j", "train", "--graph", graph],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    stderr = process.stderr.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    print(f"$ gqa train --graph {graph}  ({seconds:.0f} s)", flush=True)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"gqa train --graph {graph} failed:\n{stderr[-3000:]}")
+    run = run_gqa("train", "--graph", graph)
     manifest = json.loads((models_dir(graph) / "manifest.json").read_text())
     fewshot = manifest.get("details", {}).get("fewshot", {})
-    return {"seconds": round(seconds, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),  # Linux: kB
+    return {"seconds": round(run.seconds, 1), "peak_rss_mb": run.peak_rss_mb,
             "questions": fewshot.get("questions"), "cv_before": fewshot.get("before"),
             "cv_after": fewshot.get("after"), "adopted": fewshot.get("adopted")}
 
