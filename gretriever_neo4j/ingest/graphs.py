@@ -116,9 +116,10 @@ def ingest(records: Iterable[Record], store: GraphStore, embed: Callable[[list[s
     (run it again). `keep_open`: the caller closes it (`report.graph_ids`), after more changes of its own."""
     started = time.perf_counter()
     report = IngestReport(dataset=dataset, bad_rows=bad_rows if bad_rows is not None else [])
-    # What this run has already handed to the writer: a node or relation text that recurs in a later batch (a
-    # KG's hubs recur in every one) is neither asked about nor written again. Asking would also read what the
-    # writer is changing at that moment, which Neo4j answers with TransientError.Transaction.Outdated (retried).
+    # What this run has already handed to the writer: a node, relation text or edge that recurs in a later batch
+    # (a KG's hubs recur in every one) is neither asked about nor written, nor counted, again. Asking would read
+    # what the writers may not have committed yet (found missing; a new graph's rows are not asked at all), or
+    # what they are changing at that moment, which Neo4j answers with TransientError.Transaction.Outdated.
     sent: set[tuple[str, ...]] = set()
     # Graphs that had nothing stored when this run met them: all they hold is what this run sent, so their rows
     # skip the question "stored already?" (a fifth of a first ingest's statements). An interrupted run leaves a
@@ -230,12 +231,13 @@ def _prepare_chunk(chunk: list[Record], store: GraphStore, embed, report: Ingest
     stored = lambda rows: [row for row in rows if not new_graphs[row["graph"]]]
 
     node_rows = [row for row in nodes.values() if ("node", row["graph"], row["key"], row["text"]) not in sent]
-    edge_rows = list(edges.values())
+    edge_rows = [row for key, row in edges.items() if ("edge", *key) not in sent]
     relation_rows = list({(row["graph"], row["text"]): {"graph": row["graph"], "dataset": row["dataset"],
                                                          "text": row["text"]} for row in edge_rows
                           if ("relation", row["graph"], row["text"]) not in sent}.values())
     sent.update(("node", row["graph"], row["key"], row["text"]) for row in node_rows)
     sent.update(("relation", row["graph"], row["text"]) for row in relation_rows)
+    sent.update(("edge", *key) for key in edges)
     have_nodes = store.embedded_nodes(stored([{**row, "i": i} for i, row in enumerate(node_rows)]))
     have_edges = store.embedded_edges(stored([{**row, "i": i} for i, row in enumerate(edge_rows)]))
     have_relations = store.embedded_relations(stored([{**row, "i": i} for i, row in enumerate(relation_rows)]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -246,6 +247,23 @@ def test_a_new_graph_is_written_without_asking_what_is_stored_and_a_rerun_asks(s
     again = ingest(records(), store, embedder.embed, dataset=store.test_prefix, max_batch_items=15)
     assert {"nodes_embedded", "edges_embedded"} <= set(asked)
     assert again.edges_written == 0 and again.nodes_written == 0 and again.texts_embedded == 0
+
+
+def test_an_edge_recurring_in_later_batches_is_written_and_counted_once(store, embedder, monkeypatch):
+    # A KG file repeats an edge (WebQSP's rows share triples). A new graph's rows are not asked about, and a known
+    # graph's may be asked before the writer commits the batch that holds it: both once counted it twice.
+    name = f"{store.test_prefix}-repeat"
+    part = lambda i: GraphRecord(graph_id=name, dataset=store.test_prefix, kind="kg",
+                                 nodes=[Node("hub", "hub"), Node(f"n{i}", f"n{i}")],
+                                 edges=[Edge("hub", "links", "hub"), Edge("hub", "to", f"n{i}")])
+    write = type(store).write_batch
+    slow = lambda self, batch: (time.sleep(0.3) if batch.edges else None) or write(self, batch)
+    monkeypatch.setattr(type(store), "write_batch", slow)
+    first = ingest([part(i) for i in range(4)], store, embedder.embed, dataset=store.test_prefix, max_batch_items=5)
+    again = ingest([part(i) for i in range(6)], store, embedder.embed, dataset=store.test_prefix, max_batch_items=5)
+    assert first.batches == 4 and first.edges_written == 5
+    assert again.batches == 6 and again.edges_written == 2
+    assert len(store.graph_edges(name)) == 7
 
 
 def test_other_embedder_dimension_is_refused(store):
