@@ -98,8 +98,10 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int =
 def collected_questions(paths: list[Path]):
     """(data, rows) for each question of `collect` files: the file's arrays and the rows of its shortlisted
     walks."""
+    from gretriever_neo4j.reader.learned import read_collected
+
     for path in paths:
-        data = np.load(path)
+        data = read_collected(path)
         keep = data["shortlisted"]
         for q in np.unique(data["question"][keep]):
             yield data, np.flatnonzero(keep & (data["question"] == q))

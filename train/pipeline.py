@@ -206,6 +206,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     """The zero-shot reader adapted to the graph's own questions (`rows`, real ones: ingested or feedback): its
     lexicon (`train.fewshot`), kept where cross-validation measured it no worse than none."""
     from ..reader import ZeroShotReader
+    from ..reader.learned import general_walk_encoder
     from ..reader.lexicon import FILE
     from .fewshot import answered_questions, fewshot_lexicon
 
@@ -221,7 +222,9 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     items = _reader_inputs(kg, retriever, embedder, rows, report, "own")
     embed = _embed_fn(embedder)
     questions = answered_questions(items, [q["answers"] for q in rows], embed)
-    lexicon, details = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embed, lexicon=lex), seed=options.seed)
+    encoder = general_walk_encoder()  # as `gqa ask` reads: the lexicon is measured against that reader
+    lexicon, details = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embed, lexicon=lex, walk_encoder=encoder),
+                                       seed=options.seed)
     details["feedback_questions"] = sum(1 for q in rows if q.get("source") == "feedback")
     details["trained"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report("stage", text=f"reader: strict Hit@1 on its own questions {details['before']:.3f} zero-shot, "

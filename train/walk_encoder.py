@@ -10,10 +10,12 @@ texts, the F1 of each walk's end nodes). Each question keeps its `candidates` be
 walk reaches a gold answer: the reader's score plus `weight` times the similarity, for each weight of a grid, with
 the frozen embedder and with the tuned one.
 
-    python -m train.walk_encoder DATA/*.npz --test DATA/g1.npz,DATA/g2.npz [--layers 2] [--epochs 2]
-        [--save encoder.pt] [--out result.json]
+    python -m train.walk_encoder DATA/*.npz [--test DATA/g1.npz,DATA/g2.npz] [--split GRAPH] [--layers 2] [--epochs 2]
+        [--save FOLDER] [--out result.json]
 
-Not yet read by `gqa ask`: the measurements are in docs/learned-reader.md.
+`--save` writes what `gqa ask` reads (`reader.walk_encoder`); the one that ships, in
+`gretriever_neo4j/reader/general/`, was trained on every file with nothing held out. The measurements are in
+docs/learned-reader.md.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+
+from gretriever_neo4j.reader.walk_encoder import CONFIG_FILE, LAYERS_FILE, WalkEncoderConfig, save, tuned_layers
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig):
     encoder = model[0].auto_model
     for parameter in encoder.parameters():
         parameter.requires_grad = False
-    for layer in encoder.encoder.layer[-config.layers:]:
+    for layer in tuned_layers(model, config.layers):
         for parameter in layer.parameters():
             parameter.requires_grad = True
     trainable = [p for p in model.parameters() if p.requires_grad]
@@ -131,16 +135,22 @@ WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, nargs="+", help="collect files to train on (those in --test excluded)")
-    parser.add_argument("--test", required=True, help="comma-separated collect files held out")
+    parser.add_argument("--test", default="", help="comma-separated collect files held out and measured on")
+    parser.add_argument("--split", default="", help="a graph of the training files whose questions are split: "
+                        "every second one held out and measured on, the others trained on")
     parser.add_argument("--layers", type=int, default=EncoderConfig.layers)
     parser.add_argument("--epochs", type=int, default=EncoderConfig.epochs)
-    parser.add_argument("--save", type=Path, default=None, help="the trained layers (float16 state dict)")
+    parser.add_argument("--save", type=Path, default=None, help="a folder for the tuned layers and their config")
     parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
     config = EncoderConfig(layers=args.layers, epochs=args.epochs)
-    test_paths = [Path(p) for p in args.test.split(",")]
+    test_paths = [Path(p) for p in args.test.split(",") if p]
     train_paths = [p for p in args.data if p.resolve() not in {t.resolve() for t in test_paths}]
     train, test = walk_questions(train_paths, config.candidates), walk_questions(test_paths, config.candidates)
+    if args.split:
+        split = [q for q in train if q.graph == args.split]
+        train = [q for q in train if q.graph != args.split] + split[::2]
+        test = test + split[1::2]
     model = load_encoder()
     frozen = similarities(model, test)
     fine_tune(model, train, config)
@@ -150,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
               "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
               "config": asdict(config), "train_files": [p.name for p in train_paths], "train_questions": len(train),
               "test_questions": len(test), "measured": []}
-    for name, sims in (("frozen", frozen), ("tuned", tuned)):
+    for name, sims in (("frozen", frozen), ("tuned", tuned)) if test else ():
         for weight in WEIGHTS:
             per_graph = {g: choice_hit([q for q in test if q.graph == g],
                                        [s for q, s in zip(test, sims) if q.graph == g], weight) for g in graphs}
@@ -159,12 +169,13 @@ def main(argv: list[str] | None = None) -> None:
             result["measured"].append(row)
             print(f"{name:7} weight {weight:4}: {row['mean_over_graphs']:.3f}", flush=True)
     if args.save:
-        import torch
+        from gretriever_neo4j.embedding.embedder import canonical_name
 
-        layers = model[0].auto_model.encoder.layer[-config.layers:]
-        torch.save({"config": asdict(config), "state": {f"{i}.{k}": v.half() for i, layer in enumerate(layers)
-                                                        for k, v in layer.state_dict().items()}}, args.save)
-        print(f"written {args.save} ({args.save.stat().st_size / 1e6:.1f} MB)")
+        save(model, WalkEncoderConfig(base=canonical_name(None), layers=config.layers, candidates=config.candidates,
+                                      training={**asdict(config), "files": result["train_files"],
+                                                "questions": len(train)}), args.save)
+        size = sum((args.save / name).stat().st_size for name in (CONFIG_FILE, LAYERS_FILE))
+        print(f"written {args.save} ({size / 1e6:.1f} MB)")
     if args.out:
         args.out.write_text(json.dumps(result, indent=1) + "\n")
 

@@ -204,7 +204,7 @@ class Answering:
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
         today), else by the hand-set ones; with the graph's lexicon where `gqa train` learned one from its own
         questions (`reader.lexicon`)."""
-        from gretriever_neo4j.reader.learned import general_matcher, general_weights
+        from gretriever_neo4j.reader.learned import general_matcher, general_walk_encoder, general_weights
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
         lexicon = None
@@ -222,13 +222,14 @@ class Answering:
                     f"questions of the graph")
         fitted = ((trained.details.get("fewshot") or {}).get("calibration") if trained is not None else None)
         calibration = Calibration.from_dict(fitted) if fitted else None  # fitted on the graph's own questions
+        encoder = general_walk_encoder()  # its own copy of MiniLM: it reads texts, whatever the embedder
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
-            return ZeroShotReader(self.embedder.embed, calibration=calibration)
+            return ZeroShotReader(self.embedder.embed, calibration=calibration, walk_encoder=encoder)
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
         if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
         return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher,
-                              lexicon=lexicon, calibration=calibration)
+                              lexicon=lexicon, calibration=calibration, walk_encoder=encoder)
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""

@@ -188,7 +188,7 @@ class ZeroShotReader:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
                  scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None,
-                 lexicon=None, calibration=None):
+                 lexicon=None, calibration=None, walk_encoder=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
@@ -197,7 +197,8 @@ class ZeroShotReader:
         reader's name ("general weights"); `matcher` a `walk_matcher.WalkMatcher` whose score is the walk feature
         `matcher` (used where its weight is not 0); `lexicon` the graph's learned word-relation pairs
         (`reader.lexicon`); `calibration` what turns a walk's support into the answer's confidence
-        (`reader.confidence`; the general one by default)."""
+        (`reader.confidence`; the general one by default); `walk_encoder` a `walk_encoder.WalkEncoder` whose
+        similarity is the walk feature `tuned_reading` (none: that feature is 0, the hand-set reader)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -211,6 +212,7 @@ class ZeroShotReader:
         self.texts = TextVectors(embed) if embed is not None else None
         self.weights = weights if weights is not None else ZERO_SHOT
         self.matcher = matcher
+        self.walk_encoder = walk_encoder
         self.lexicon = lexicon
         self.calibration = calibration
         if weights_name:
@@ -294,6 +296,11 @@ class ZeroShotReader:
                 rows = np.flatnonzero(table.shortlisted)
                 table.features[rows, list(FEATURES).index("matcher")] = matcher_scores(
                     self.matcher, self.texts([masked])[0], self.texts, found, view, anchors, table.used[rows])
+            if self.walk_encoder is not None and self.weights.tuned_reading != 0:
+                from gretriever_neo4j.reader.walk_encoder import add_tuned_reading
+
+                add_tuned_reading(self.walk_encoder, table, self.weights, masked, found.signatures,
+                                  view.relation_texts)
             sig_scores = scores_of(table, self.weights, len(found.signatures))
             parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,

@@ -25,7 +25,9 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.walk_matcher import answerable, walk_targets
 
-GENERAL = Path(__file__).with_name("general")  # signature_weights.json, matcher.json, matcher.safetensors
+# What is trained across many graphs: walk_encoder.json and .safetensors ship; signature_weights.json,
+# matcher.json and .safetensors are read where they are put (none ship: docs/learned-reader.md)
+GENERAL = Path(__file__).with_name("general")
 WEIGHTS_FILE = "signature_weights.json"
 
 
@@ -41,6 +43,14 @@ def general_matcher():
     from gretriever_neo4j.reader.walk_matcher import CONFIG_FILE, WalkMatcher
 
     return WalkMatcher.load(GENERAL) if (GENERAL / CONFIG_FILE).exists() else None
+
+
+@lru_cache(maxsize=1)
+def general_walk_encoder():
+    """The walk encoder tuned across many graphs that ships with gqa (`reader.walk_encoder`), or None."""
+    from gretriever_neo4j.reader.walk_encoder import CONFIG_FILE, WalkEncoder
+
+    return WalkEncoder.load(GENERAL) if (GENERAL / CONFIG_FILE).exists() else None
 
 
 def end_node_f1(reading, is_gold: np.ndarray) -> np.ndarray:
@@ -127,16 +137,26 @@ class QuestionWalks:
     graph: str
 
 
+def read_collected(path: Path) -> dict[str, np.ndarray]:
+    """A `train.general_reader collect` file's arrays. A feature added to `FEATURES` after the file was collected
+    (they are only ever appended) reads 0 there, as it did for the reader that collected it."""
+    with np.load(path) as stored:
+        data = dict(stored)
+    width = data["features"].shape[1]
+    if width > len(FEATURES):
+        raise InputError(f"{path}: {width} features, this gqa has {len(FEATURES)}", field="data")
+    data["features"] = np.pad(data["features"], ((0, 0), (0, len(FEATURES) - width)))
+    return data
+
+
 def load_tables(paths: Sequence[Path]) -> list[QuestionWalks]:
     """The questions of `train.general_reader collect` files (only their shortlisted walks)."""
     out = []
     for path in paths:
-        data = np.load(path)
+        data = read_collected(path)
         graph = str(data["graph"])
         keep = data["shortlisted"]
         features, f1, question = data["features"][keep], data["f1"][keep], data["question"][keep]
-        if features.shape[1] != len(FEATURES):
-            raise InputError(f"{path}: {features.shape[1]} features, this gqa has {len(FEATURES)}", field="data")
         order = np.argsort(question, kind="stable")
         starts = np.flatnonzero(np.r_[True, np.diff(question[order]) != 0])
         for rows in np.split(order, starts[1:]):
@@ -184,4 +204,5 @@ def signature_hit(questions: Sequence[QuestionWalks], weights: SignatureWeights)
 
 
 __all__ = ["FitConfig", "GENERAL", "QuestionWalks", "end_node_f1", "fit_weights", "general_matcher",
-           "general_weights", "load_tables", "matcher_scores", "signature_hit", "walk_ends"]
+           "general_walk_encoder", "general_weights", "load_tables", "matcher_scores", "read_collected",
+           "signature_hit", "walk_ends"]

@@ -56,6 +56,8 @@ FEATURES: dict[str, str] = {
     "matcher": "the walk matcher's score of the question and the walk read together (`reader.walk_matcher`)",
     "remembered": "similarity of the question to an answered question of the graph that meant this walk "
                   "(`reader.lexicon`; 0 below `LexiconSettings.remember_above`)",
+    "tuned_reading": "similarity of the question to the walk read as a question under the walk encoder tuned across "
+                     "graphs (`reader.walk_encoder`; its few best walks by the other features only)",
 }
 
 
@@ -97,6 +99,7 @@ class SignatureWeights:
     end_count: float = 0.0
     matcher: float = 0.0
     remembered: float = 2.0
+    tuned_reading: float = 4.0
     temperature: float = 0.05
     shortlist: int = 24
 
