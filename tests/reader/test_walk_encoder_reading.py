@@ -111,4 +111,8 @@ def test_the_shipped_encoder_is_small_and_tuned():
     assert ZERO_SHOT.tuned_reading > 0
     texts = ["what's on the menu at X", "what is served at X"]
     frozen = load_encoder().encode(texts, normalize_embeddings=True)
-    assert abs(encoder.similarities(texts[0], [texts[1]])[0] - float(frozen[0] @ frozen[1])) > 0.01
+    tuned = encoder.similarities(texts[0], [texts[1]])[0]
+    assert abs(tuned - float(frozen[0] @ frozen[1])) > 0.01
+    # read through ONNX Runtime where it exports, as PyTorch reads it; never through the embedder's own export
+    plain = encoder.model.encode(texts, normalize_embeddings=True)
+    assert abs(tuned - float(plain[0] @ plain[1])) < 1e-3
