@@ -1,6 +1,7 @@
 """A small restaurant graph as (head, relation, tail) triples, whose menus are `served at` relations: a word people
-use for them ("menu") is nothing like the relation's name, so the zero-shot reader needs the graph's own questions
-to read it (`reader.lexicon`)."""
+use for them ("menu") is nothing like the relation's name, so the hand-set reader needs the graph's own questions
+to read it (`reader.lexicon`); the walk encoder learned "menu" from other graphs, but not a house's own word for it
+("kribble")."""
 
 RESTAURANTS = [
     ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),

@@ -1,7 +1,7 @@
 """The general calibration of the zero-shot reader's confidence (`reader.confidence`): collected on answered
 questions of stored graphs, fitted by logistic regression, checked leaving one graph out.
 
-    python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz
+    python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
 
 `collect` asks each question through the product's retrieval and keeps, per answered question, its first answer's
@@ -22,14 +22,21 @@ import numpy as np
 from gretriever_neo4j.metrics import expected_calibration_error as ece
 
 
-def collect(graph: str, questions: list[tuple[str, list[str]]]) -> dict[str, np.ndarray]:
+def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None
+            ) -> dict[str, np.ndarray]:
+    """Read as `gqa ask` reads: with the walk encoder that ships, or the one in the folder `walk_encoder` (one
+    trained without this graph: the shipped one saw the read graphs, and answers there are surer than on a
+    graph it never saw)."""
     from gretriever_neo4j.reader.confidence import answer_evidence
+    from gretriever_neo4j.reader.learned import general_walk_encoder
     from gretriever_neo4j.reader.signature_weights import FEATURES
+    from gretriever_neo4j.reader.walk_encoder import WalkEncoder
 
     from .general_reader import read_questions
 
+    encoder = WalkEncoder.load(walk_encoder) if walk_encoder else general_walk_encoder()
     support, walk, right = [], [], []
-    for _, reading, is_gold in read_questions(graph, questions):
+    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder):
         evidence = answer_evidence(reading)
         if evidence is None:
             continue
@@ -75,13 +82,15 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--graph", required=True)
     c.add_argument("--questions", type=Path, required=True)
     c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--walk-encoder", type=Path, default=None,
+                   help="a walk encoder folder trained without this graph (default: the one that ships)")
     f = sub.add_parser("fit")
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
     f.add_argument("--l2", type=float, default=0.01)
     args = parser.parse_args(argv)
     if args.command == "collect":
-        data = collect(args.graph, _questions(args.questions))
+        data = collect(args.graph, _questions(args.questions), args.walk_encoder)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, **data)
         print(f"{args.out}: {len(data['right'])} answered questions, {data['right'].mean():.3f} right")

@@ -1,7 +1,8 @@
 """A real `gqa serve` subprocess for the service tests; the app in this process over the real store (FastAPI's
 TestClient); a GQA_HOME of a test's own; and a tiny invented graph of restaurants whose question "what's on the
-menu at Blue Door?" the zero-shot reader gets wrong: the question's word for the relation ("menu") is nothing like
-the relation's name ("served at"), so it answers where Blue Door is (Harbour Street) instead of what it serves
+kribble at Blue Door?" the zero-shot reader gets wrong: the question's word for the relation (the house's made-up
+word for its menu, which no encoder knows: the walk encoder learned "menu" from other graphs) is nothing like the
+relation's name ("served at"), so it answers where Blue Door is (Harbour Street) instead of what it serves
 (Mushroom Risotto), a node of the subgraph it retrieves."""
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
 
-MENU_QUESTION = "what's on the menu at Blue Door?"
+MENU_QUESTION = "what's on the kribble at Blue Door?"
 MENU_ANSWER = "Mushroom Risotto"
 MENU_TRIPLES = [
     ("Mushroom Risotto", "served at", "Blue Door"),
