@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,9 @@ def test_the_readme_question_by_default(store, cli_env):
     assert "4 answers (grounded)" in out and "all valid" in out
     assert sum(name in out for name in INVENTIONS) == 4
     # the answer first, each with the chain it rests on; the subgraph as one line, its tables only on request
-    assert "because Benjamin Franklin — law.inventor.inventions → Bifocals" in out
+    # along either of Freebase's two mirror relations, as the reader's best walk has it
+    assert re.search(r"because Benjamin Franklin (— law\.inventor\.inventions →|← law\.invention\.inventor —) "
+                     r"Bifocals", out), out
     assert out.index("4 answers") < out.index("open in Neo4j Browser") and "nodes (" not in out
     tables = gqa("ask", "--graph", "webqsp", "--subgraph", "what else did ben franklin invent?").stdout
     assert tables.index("4 answers") < tables.index("nodes (") < tables.index("edges (")

@@ -192,12 +192,13 @@ def test_the_page_marks_an_unsure_answer_and_lists_the_answers_to_judge(page_ser
             assert rows == [a["retrieval_id"] for a in listed] and set(rows) == {*waiting, shown["id"]}
             assert rows.index(waiting[1]) < rows.index(waiting[2]) < rows.index(waiting[0])
             assert "62% → 84% right" in page.inner_text("#learn-taught")
-            assert page.inner_text("#learn-list li:first-child .learn-sure").split() == ["35%", "sure", "unsure"]
+            row = f"#learn-list li[data-retrieval=\"{waiting[1]}\"]"
+            assert page.inner_text(f"{row} .learn-sure").split() == ["35%", "sure", "unsure"]
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "web_page_help_learn.png"))
 
-            page.click("#learn-list li:first-child .learn-right")  # right, one click: the row goes
-            page.wait_for_function(f"!document.querySelector('#learn-list li[data-retrieval=\"{waiting[1]}\"]')")
+            page.click(f"{row} .learn-right")  # right, one click: the row goes
+            page.wait_for_function(f"!document.querySelector('{row}')")
             row = f"#learn-list li[data-retrieval=\"{waiting[2]}\"]"
             page.click(f"{row} .learn-wrong")
             page.fill(f"{row} .learn-form input", MENU_ANSWER)
