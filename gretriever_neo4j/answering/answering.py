@@ -202,8 +202,8 @@ class Answering:
     def _zero_shot(self, trained) -> ZeroShotReader:
         """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
-        today), else by the hand-set ones; with the graph's lexicon where `gqa train` learned one from its own
-        questions (`reader.lexicon`)."""
+        today), else by the hand-set ones; with the walk encoder that ships (`reader.walk_encoder`), and with the
+        graph's lexicon where `gqa train` learned one from its own questions (`reader.lexicon`)."""
         from gretriever_neo4j.reader.learned import general_matcher, general_walk_encoder, general_weights
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
