@@ -10,6 +10,7 @@ refit the intercept of the answers' confidence for the reader kept (`reader.conf
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -92,3 +93,98 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
         "seconds": round(time.perf_counter() - started, 1),
     }
     return lexicon, details
+
+
+@dataclass(frozen=True)
+class EncoderAdaptation:
+    """How `gqa train` tunes the general walk encoder's adapters further on a graph's own questions
+    (`fewshot_walk_encoder`)."""
+
+    folds: int = 3  # cross-validation folds
+    epochs: int = 4
+    learning_rate: float = 5e-4
+    batch: int = 8  # questions per optimizer step
+    min_questions: int = 10  # with fewer, the general encoder as it is: too few to tell a gain from chance
+    seed: int = 0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def walk_example(reading, question: AnsweredQuestion, weights, candidates: int):
+    """The walk encoder's training example of one read question (`train.walk_encoder.WalkQuestion`): the walks it
+    reads (`reader.walk_encoder.candidate_rows`) with the F1 of their end nodes; None where no walk was read."""
+    from gretriever_neo4j.reader.learned import end_node_f1
+    from gretriever_neo4j.reader.walk_encoder import candidate_rows
+    from gretriever_neo4j.reader.walk_shapes import signature_question
+
+    from .walk_encoder import WalkQuestion
+
+    table = reading.signature_table
+    if table is None or not len(table.used):
+        return None
+    rows = candidate_rows(table, weights, candidates)
+    if len(rows) < 2:
+        return None
+    used = table.used[rows]
+    texts = [signature_question(question.item.view.relation_texts, reading.walks.signatures[s])
+             for s in used.tolist()]
+    return WalkQuestion(question.item.masked, texts, end_node_f1(reading, question.is_gold)[used],
+                        table.features[rows] @ weights.vector(), graph="")
+
+
+def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general_folder,
+                         settings: EncoderAdaptation | None = None):
+    """(model, details): the general walk encoder (`general_folder`, low-rank adapters) tuned further on the
+    graph's `questions`, or None where cross-validation on them measured it no better than the general one.
+    `reader_for(encoder)` makes the reader as `gqa ask` would read with that encoder."""
+    import copy
+
+    from sentence_transformers import SentenceTransformer
+
+    from gretriever_neo4j.embedding.embedder import resolve_model_location
+    from gretriever_neo4j.reader import read
+    from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence
+    from gretriever_neo4j.reader.walk_encoder import WalkEncoder, read_saved, with_lora
+
+    from .walk_encoder import EncoderConfig, fine_tune
+
+    settings = settings or EncoderAdaptation()
+    started = time.perf_counter()
+    config, state = read_saved(general_folder)
+    n = len(questions)
+    details = {"questions": n, "settings": settings.to_dict(), "adopted": False,
+               "measured_on": f"{settings.folds}-fold cross-validation on the graph's own questions (strict Hit@1)"}
+    if config.adapter != "lora" or n < settings.min_questions:
+        details["why"] = (f"{n} questions: fewer than {settings.min_questions}" if config.adapter == "lora" else
+                          "the general encoder has no adapters to tune further")
+        return None, details
+    general = reader_for(WalkEncoder.load(general_folder))
+    readings = [read(general, q.item, q.masked_vector, q.full_vector) for q in questions]
+    before = [_hit(r, q) for r, q in zip(readings, questions)]
+    examples = [walk_example(r, q, general.weights, config.candidates) for r, q in zip(readings, questions)]
+    tuning = EncoderConfig(epochs=settings.epochs, learning_rate=settings.learning_rate, batch=settings.batch,
+                           seed=settings.seed)
+    base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
+
+    def tuned(rows):
+        model = with_lora(copy.deepcopy(base), config, state)
+        return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False)
+
+    after, evidence = list(before), [None] * n
+    order = np.random.default_rng(settings.seed).permutation(n)
+    for fold in range(settings.folds):
+        held = order[fold::settings.folds].tolist()
+        reader = reader_for(WalkEncoder(tuned(sorted(set(range(n)) - set(held))), config, onnx=False))
+        for i in held:
+            reading = read(reader, questions[i].item, questions[i].masked_vector, questions[i].full_vector)
+            after[i], evidence[i] = _hit(reading, questions[i]), answer_evidence(reading)
+    details.update(before=float(np.mean(before)), after=float(np.mean(after)))
+    details["adopted"] = details["after"] > details["before"]
+    model = None
+    if details["adopted"]:  # the confidence of the tuned reader, fitted on its held-out readings
+        known = [(e, h) for e, h in zip(evidence, after) if e is not None]
+        details["calibration"] = CALIBRATION.refit([e for e, _ in known], [h for _, h in known]).to_dict()
+        model = tuned(range(n))
+    details["seconds"] = round(time.perf_counter() - started, 1)
+    return model, details

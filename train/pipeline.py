@@ -25,6 +25,8 @@ needs one. A graph unchanged since its last such run (`details["graph_state"]`) 
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +36,9 @@ import numpy as np
 from ..artifacts.registry import TrainedModels, load_trained, models_dir
 from ..errors import ConfigError
 from ..progress import OnProgress, notify
+from .fewshot import EncoderAdaptation
+
+WALK_ENCODER = "walk_encoder"  # the graph's own walk encoder: a folder per training (`artifacts.registry`)
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,7 @@ class GraphTrainingOptions:
     choice_questions: int = 300  # held-out questions measuring learned vs relation-path retrieval
     synthetic_reader: bool = False  # no real question: also train the reader on synthesized ones (not used by ask)
     warm_start: bool = True  # a graph unchanged since its last training: only the reader adapts to its questions
+    encoder_adaptation: EncoderAdaptation = EncoderAdaptation()  # the walk encoder tuned on the graph's questions
 
 
 # On questions synthesized from the graph, the learned retriever is measured on its own training distribution: it
@@ -206,16 +212,20 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     """The zero-shot reader adapted to the graph's own questions (`rows`, real ones: ingested or feedback): its
     lexicon (`train.fewshot`), kept where cross-validation measured it no worse than none."""
     from ..reader import ZeroShotReader
-    from ..reader.learned import general_walk_encoder
+    from ..reader.learned import GENERAL, general_walk_encoder
     from ..reader.lexicon import FILE
-    from .fewshot import answered_questions, fewshot_lexicon
+    from ..reader.walk_encoder import save as save_walk_encoder
+    from .fewshot import answered_questions, fewshot_lexicon, fewshot_walk_encoder
 
     rows = [q for q in rows if q["answers"]]
     why = ("no real questions: a reader trained on synthesized ones reads their templates, not people's questions"
            if not rows else f"{len(rows)} real questions (fewer than {options.min_real_questions}): the zero-shot "
            f"reader, adapted to them where that measured better")
     choice = {"reader": "zero-shot", "real_questions": len(rows), "trained": False, "why": why}
-    models = replace(models, reader=None, lexicon=None)
+    for old in folder.glob(f"{WALK_ENCODER}-*"):  # the one the manifest names may be read now: the rest go
+        if old.name != models.walk_encoder:
+            shutil.rmtree(old, ignore_errors=True)
+    models = replace(models, reader=None, lexicon=None, walk_encoder=None)
     if not rows:
         return _with_details(models, "reader_choice", choice)
     report("stage", text=f"reader: adapting to the graph's {len(rows)} own questions")
@@ -230,11 +240,28 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     report("stage", text=f"reader: strict Hit@1 on its own questions {details['before']:.3f} zero-shot, "
                          f"{details['after']:.3f} adapted ({details['measured_on']}) -> "
                          + ("adapted" if details["adopted"] else "zero-shot"))
-    models = _with_details(models, "fewshot", details)
     if details["adopted"]:
         folder.mkdir(parents=True, exist_ok=True)
         lexicon.save(folder / FILE)
         models = models.with_part("lexicon", FILE)
+    if encoder is not None:
+        kept = lexicon if details["adopted"] else None
+        report("stage", text=f"reader: tuning the walk encoder on the graph's {len(rows)} own questions")
+        model, tuned = fewshot_walk_encoder(
+            questions, lambda enc: ZeroShotReader(embed, lexicon=kept, walk_encoder=enc), GENERAL,
+            options.encoder_adaptation)
+        details["walk_encoder"] = tuned
+        if tuned.get("before") is not None:
+            report("stage", text=f"reader: strict Hit@1 {tuned['before']:.3f} with the general walk encoder, "
+                                 f"{tuned['after']:.3f} tuned ({tuned['measured_on']}) -> "
+                                 + ("tuned" if tuned["adopted"] else "general"))
+        if model is not None:
+            config = dataclasses.replace(encoder.config, training={"over": "the general walk encoder", **tuned})
+            name = f"{WALK_ENCODER}-{time.strftime('%Y%m%d%H%M%S')}"
+            save_walk_encoder(model, config, folder / name)
+            models = models.with_part("walk_encoder", name)
+            details["calibration"] = tuned["calibration"]  # the tuned reader's, fitted on its held-out readings
+    models = _with_details(models, "fewshot", details)
     return _with_details(models, "reader_choice", choice)
 
 

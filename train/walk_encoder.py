@@ -10,8 +10,12 @@ texts, the F1 of each walk's end nodes). Each question keeps its `candidates` be
 walk reaches a gold answer: the reader's score plus `weight` times the similarity, for each weight of a grid, with
 the frozen embedder and with the tuned one.
 
-    python -m train.walk_encoder DATA/*.npz [--test DATA/g1.npz,DATA/g2.npz] [--split GRAPH] [--layers 2] [--epochs 2]
-        [--save FOLDER] [--out result.json]
+    python -m train.walk_encoder DATA/*.npz [--test DATA/g1.npz,DATA/g2.npz] [--split GRAPH]
+        [--adapter lora|layers] [--rank 8] [--layers 2] [--epochs 2] [--learning-rate R] [--save FOLDER]
+        [--out result.json]
+
+`--adapter lora` trains low-rank adapters over every layer (`--rank`); `layers` trains the last `--layers` layers
+whole.
 
 `--save` writes what `gqa ask` reads (`reader.walk_encoder`); the one that ships, in
 `gretriever_neo4j/reader/general/`, was trained on every file with nothing held out. The measurements are in
@@ -32,14 +36,24 @@ from pathlib import Path
 
 import numpy as np
 
-from gretriever_neo4j.reader.walk_encoder import CONFIG_FILE, LAYERS_FILE, WalkEncoderConfig, save, tuned_layers
+from gretriever_neo4j.reader.walk_encoder import (
+    CONFIG_FILE,
+    LAYERS_FILE,
+    WalkEncoderConfig,
+    save,
+    tuned_layers,
+    with_lora,
+)
 
 
 @dataclass(frozen=True)
 class EncoderConfig:
-    layers: int = 2  # the last transformer layers trained (the rest frozen)
+    adapter: str = "lora"  # low-rank adapters over every layer ("lora") or the last `layers` layers whole
+    rank: int = 8  # of the adapters
+    alpha: int = 16  # the adapters' scaling is alpha / rank
+    layers: int = 2  # the last transformer layers trained whole, with adapter "layers"
     epochs: int = 2
-    learning_rate: float = 5e-5
+    learning_rate: float = 5e-4  # LEARNING_RATES[adapter] from the command line
     batch: int = 8  # questions per optimizer step
     scale: float = 20.0  # similarity -> logit
     candidates: int = 8  # a question's best walks by the reader's score, trained and measured on
@@ -53,6 +67,9 @@ class WalkQuestion:
     f1: np.ndarray
     reader: np.ndarray  # the reader's score of each walk (features times the hand-set weights)
     graph: str
+
+
+LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}
 
 
 def walk_questions(paths, candidates: int) -> list[WalkQuestion]:
@@ -80,19 +97,30 @@ def load_encoder():
     return SentenceTransformer(resolve_model_location(None), device="cpu")
 
 
-def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig):
-    """`model` (a SentenceTransformer) with its last `config.layers` layers trained on `questions` in place."""
+def trainable(model, config: EncoderConfig):
+    """`model` (a SentenceTransformer) ready to tune: new adapters (`with_lora`), or its last `config.layers`
+    layers unfrozen and the rest frozen."""
     import torch
 
-    torch.manual_seed(config.seed)
-    encoder = model[0].auto_model
-    for parameter in encoder.parameters():
+    torch.manual_seed(config.seed)  # the adapters' initial values
+    if config.adapter == "lora":
+        return with_lora(model, saved_config(config))
+    for parameter in model[0].auto_model.parameters():
         parameter.requires_grad = False
     for layer in tuned_layers(model, config.layers):
         for parameter in layer.parameters():
             parameter.requires_grad = True
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
+    return model
+
+
+def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig, log=True):
+    """`model`'s trainable parameters (`trainable`) tuned on `questions` in place: a listwise softmax over each
+    question's walks, its best walks the targets."""
+    import torch
+
+    torch.manual_seed(config.seed)
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(parameters, lr=config.learning_rate)
     usable = [q for q in questions if q.f1.max() > 0 and len(q.walks) > 1]
     order = random.Random(config.seed)
     model.train()
@@ -110,10 +138,20 @@ def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig):
             if (i + 1) % config.batch == 0 or i + 1 == len(usable):
                 optimizer.step()
                 optimizer.zero_grad()
-        print(f"epoch {epoch + 1}: loss {total / max(1, len(usable)):.3f} ({time.perf_counter() - started:.0f} s)",
-              file=sys.stderr, flush=True)
+        if log:
+            print(f"epoch {epoch + 1}: loss {total / max(1, len(usable)):.3f} "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
     model.eval()
     return model
+
+
+def saved_config(config: EncoderConfig, training: dict | None = None) -> WalkEncoderConfig:
+    """What `gqa ask` reads of an encoder trained under `config`."""
+    from gretriever_neo4j.embedding.embedder import canonical_name
+
+    return WalkEncoderConfig(base=canonical_name(None), adapter=config.adapter, layers=config.layers,
+                             rank=config.rank, alpha=config.alpha, candidates=config.candidates,
+                             training=training or {})
 
 
 def similarities(model, questions: list[WalkQuestion]) -> list[np.ndarray]:
@@ -138,12 +176,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--test", default="", help="comma-separated collect files held out and measured on")
     parser.add_argument("--split", default="", help="a graph of the training files whose questions are split: "
                         "every second one held out and measured on, the others trained on")
+    parser.add_argument("--adapter", choices=("lora", "layers"), default=EncoderConfig.adapter)
+    parser.add_argument("--rank", type=int, default=EncoderConfig.rank)
     parser.add_argument("--layers", type=int, default=EncoderConfig.layers)
     parser.add_argument("--epochs", type=int, default=EncoderConfig.epochs)
+    parser.add_argument("--learning-rate", type=float, default=None, help="by default LEARNING_RATES[adapter]")
     parser.add_argument("--save", type=Path, default=None, help="a folder for the tuned layers and their config")
     parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
-    config = EncoderConfig(layers=args.layers, epochs=args.epochs)
+    config = EncoderConfig(adapter=args.adapter, rank=args.rank, alpha=2 * args.rank, layers=args.layers,
+                           epochs=args.epochs,
+                           learning_rate=args.learning_rate or LEARNING_RATES[args.adapter])
     test_paths = [Path(p) for p in args.test.split(",") if p]
     train_paths = [p for p in args.data if p.resolve() not in {t.resolve() for t in test_paths}]
     train, test = walk_questions(train_paths, config.candidates), walk_questions(test_paths, config.candidates)
@@ -153,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         test = test + split[1::2]
     model = load_encoder()
     frozen = similarities(model, test)
-    fine_tune(model, train, config)
+    model = fine_tune(trainable(model, config), train, config)
     tuned = similarities(model, test)
     graphs = sorted({q.graph for q in test})
     result = {"command": " ".join(["python -m train.walk_encoder", *(argv if argv is not None else sys.argv[1:])]),
@@ -169,11 +212,8 @@ def main(argv: list[str] | None = None) -> None:
             result["measured"].append(row)
             print(f"{name:7} weight {weight:4}: {row['mean_over_graphs']:.3f}", flush=True)
     if args.save:
-        from gretriever_neo4j.embedding.embedder import canonical_name
-
-        save(model, WalkEncoderConfig(base=canonical_name(None), layers=config.layers, candidates=config.candidates,
-                                      training={**asdict(config), "files": result["train_files"],
-                                                "questions": len(train)}), args.save)
+        save(model, saved_config(config, {**asdict(config), "files": result["train_files"], "questions": len(train)}),
+             args.save)
         size = sum((args.save / name).stat().st_size for name in (CONFIG_FILE, LAYERS_FILE))
         print(f"written {args.save} ({size / 1e6:.1f} MB)")
     if args.out:

@@ -202,8 +202,8 @@ class Answering:
     def _zero_shot(self, trained) -> ZeroShotReader:
         """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
-        today), else by the hand-set ones; with the walk encoder that ships (`reader.walk_encoder`), and with the
-        graph's lexicon where `gqa train` learned one from its own questions (`reader.lexicon`)."""
+        today), else by the hand-set ones; with the walk encoder that ships (`reader.walk_encoder`) or the graph's
+        own, and with the graph's lexicon, where `gqa train` learned them from its own questions."""
         from gretriever_neo4j.reader.learned import general_matcher, general_walk_encoder, general_weights
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
@@ -223,6 +223,10 @@ class Answering:
         fitted = ((trained.details.get("fewshot") or {}).get("calibration") if trained is not None else None)
         calibration = Calibration.from_dict(fitted) if fitted else None  # fitted on the graph's own questions
         encoder = general_walk_encoder()  # its own copy of MiniLM: it reads texts, whatever the embedder
+        if trained is not None and trained.walk_encoder:  # tuned further on the graph's own questions
+            from gretriever_neo4j.reader.walk_encoder import WalkEncoder
+
+            encoder = WalkEncoder.load(trained.path("walk_encoder"), onnx=trained.path("walk_encoder"))
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed, calibration=calibration, walk_encoder=encoder)
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's

@@ -8,6 +8,9 @@
                            /generator/      a G-Retriever checkpoint (`model.checkpoint`), when trained
                            /lexicon.json    the words of the graph's own questions that name its relations, and
                                             the walks they meant (`reader.lexicon`), learned from them
+                           /walk_encoder-<time>/  the general walk encoder's adapters tuned further on them
+                                            (`reader.walk_encoder`; a new folder per training, so a server reading
+                                            the one before is never handed a half-written one)
 
 A manifest is written last and atomically, so a folder whose training was interrupted still answers with what
 an earlier run completed (or with nothing). The learned retriever trained by `gqa train-retriever` before this
@@ -27,7 +30,7 @@ from gretriever_neo4j.settings import gqa_home
 
 MANIFEST = "manifest.json"
 FORMAT = "gqa-models/1"
-PARTS = ("retriever", "reader", "generator", "signature_weights", "lexicon")
+PARTS = ("retriever", "reader", "generator", "signature_weights", "lexicon", "walk_encoder")
 
 
 def models_dir(graph: str) -> Path:
@@ -50,6 +53,7 @@ class TrainedModels:
     generator: str | None = None
     signature_weights: str | None = None
     lexicon: str | None = None
+    walk_encoder: str | None = None
     created: str = ""
     details: dict = field(default_factory=dict)  # what each training reported (questions, seconds, scores)
 

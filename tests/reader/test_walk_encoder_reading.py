@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from restaurant_kg import RESTAURANTS
+from safetensors.torch import save_file
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.reader import ZeroShotReader
@@ -24,6 +25,7 @@ from gretriever_neo4j.reader.walk_encoder import (
     add_tuned_reading,
     save,
     tuned_layers,
+    with_lora,
 )
 from gretriever_neo4j.train.walk_encoder import load_encoder
 
@@ -62,6 +64,34 @@ def test_tuned_layers_saved_in_float16_load_over_the_embedders_own(tmp_path):
     (tmp_path / LAYERS_FILE).write_bytes(b"not safetensors")
     (tmp_path / CONFIG_FILE).write_text("{}")
     with pytest.raises(ConfigError, match="walk encoder"):
+        WalkEncoder.load(tmp_path)
+
+
+def test_low_rank_adapters_saved_small_merge_at_load_into_the_embedders_weights(tmp_path):
+    model = load_encoder()
+    texts = ["what is on the menu at X", "what is served at X"]
+    frozen = model.encode(texts, normalize_embeddings=True)
+    config = WalkEncoderConfig(adapter="lora", rank=4, alpha=8, training={"epochs": 0})
+    model = with_lora(model, config)
+    generator = torch.Generator().manual_seed(0)
+    with torch.no_grad():  # adapters start at zero (B = 0): give them something to carry
+        for name, parameter in model.named_parameters():
+            if "lora_B" in name:
+                parameter.copy_(0.05 * torch.randn(parameter.shape, generator=generator))
+    tuned = model.encode(texts, normalize_embeddings=True)
+    save(model, config, tmp_path)
+    assert (tmp_path / LAYERS_FILE).stat().st_size < 400_000  # rank 4 over 36 maps in float16, no base weight
+    loaded = WalkEncoder.load(tmp_path)
+    assert loaded.config.adapter == "lora" and loaded.config.targets == config.targets
+    assert np.isclose(loaded.similarities(texts[0], [texts[1]])[0], float(tuned[0] @ tuned[1]), atol=2e-3)
+    assert not np.isclose(float(frozen[0] @ frozen[1]), float(tuned[0] @ tuned[1]), atol=2e-3)
+    (tmp_path / CONFIG_FILE).write_text(json.dumps({**config.to_dict(), "adapter": "prefix"}))
+    with pytest.raises(InputError, match="adapter"):
+        WalkEncoder.load(tmp_path)
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(config.to_dict()))
+    save_file({"encoder.layer.9.attention.self.query.lora_A.weight": torch.zeros(4, 384),
+               "encoder.layer.9.attention.self.query.lora_B.weight": torch.zeros(384, 4)}, str(tmp_path / LAYERS_FILE))
+    with pytest.raises(ConfigError, match="does not fit"):  # adapters of a deeper model than the embedder
         WalkEncoder.load(tmp_path)
 
 

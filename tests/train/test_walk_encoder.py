@@ -1,5 +1,6 @@
-"""`train.walk_encoder`: the embedder's last layer tuned on questions whose answering walk is known learns a
-phrasing the frozen embedder does not relate to its walk, and the measure picks walks by score plus similarity."""
+"""`train.walk_encoder`: the embedder's last layer (or low-rank adapters over all of it) tuned on questions whose
+answering walk is known learns a phrasing the frozen embedder does not relate to its walk, and the measure picks
+walks by score plus similarity."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gretriever_neo4j.train.walk_encoder import (
     fine_tune,
     load_encoder,
     similarities,
+    trainable,
 )
 
 WALKS = ["what is the principal investigator of X", "what is the funder of X", "what is the topic of X"]
@@ -31,14 +33,17 @@ def test_choice_hit_adds_the_weighted_similarity_to_the_reader_score():
 
 
 @pytest.mark.slow
-def test_tuning_teaches_a_phrasing_and_leaves_the_frozen_layers_alone():
+@pytest.mark.parametrize("config", [EncoderConfig(adapter="layers", layers=1, epochs=8, batch=1, learning_rate=1e-4),
+                                    EncoderConfig(adapter="lora", rank=8, epochs=8, batch=1, learning_rate=1e-3)],
+                         ids=["last-layer", "lora"])
+def test_tuning_teaches_a_phrasing_and_leaves_the_frozen_layers_alone(config):
     train = [_question(text, 0) for text in ("who heads X", "who is in charge of X", "who leads X")] + \
             [_question(text, 1) for text in ("who pays for X", "who bankrolls X")]
     asked = [_question("who runs X", 0), _question("who pays the bills of X", 1)]
     model = load_encoder()
     frozen_first = next(model[0].auto_model.embeddings.parameters()).detach().clone()
     before = similarities(model, train)
-    fine_tune(model, train, EncoderConfig(layers=1, epochs=8, batch=1, learning_rate=1e-4))
+    model = fine_tune(trainable(model, config), train, config)
     after = similarities(model, train)
     margin = lambda sims, qs: np.mean([s[int(np.argmax(q.f1))] - np.delete(s, int(np.argmax(q.f1))).max()  # noqa: E731
                                        for s, q in zip(sims, qs)])

@@ -1,0 +1,62 @@
+"""`train.fewshot.fewshot_walk_encoder`: the general walk encoder's adapters, tuned further on a graph's own
+questions, learn the graph's word for a relation ("kribble" for `served at`) that the general one never saw, and are
+kept only where cross-validation on those questions measured them better; too few questions keep the general one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gretriever_neo4j.reader import ReaderInput, ZeroShotReader
+from gretriever_neo4j.reader.learned import GENERAL
+from gretriever_neo4j.reader.walk_encoder import WalkEncoder, WalkEncoderConfig
+from gretriever_neo4j.train.fewshot import AnsweredQuestion, EncoderAdaptation, fewshot_walk_encoder
+
+from reader.toy_kg import view_of
+
+pytestmark = pytest.mark.slow
+
+PLACES = ["Blue Door", "Red Lantern", "Green Gate", "Old Mill", "Salt House", "Fig Tree", "Copper Pot", "Lark Inn",
+          "Stone Arch", "Wild Plum", "Tide Table", "Iron Kettle"]
+DISHES = ["Risotto", "Fish Stew", "Pear Cake", "Lamb Pie", "Pea Soup", "Fig Tart", "Crab Salad", "Duck Ragu",
+          "Plum Crumble", "Bean Chili", "Oyster Roll", "Beet Salad"]
+TRIPLES = [t for i, place in enumerate(PLACES) for t in (
+    (DISHES[i], "served at", place), (f"Chef {i}", "chef of", place), (place, "located in", f"Street {i % 4}"),
+    (place, "owned by", f"Owner {i}"), (f"Chef {i}", "trained at", PLACES[(i + 1) % len(PLACES)]))]
+
+
+def _questions(view, embedder, texts_and_gold):
+    out = []
+    for text, anchor, gold in texts_and_gold:
+        masked = text.replace(anchor, "X")
+        vectors = embedder.embed([masked, text])
+        item = ReaderInput(question=text, view=view, anchors=[view.node_texts.index(anchor)], masked=masked)
+        out.append(AnsweredQuestion(item, vectors[0], vectors[1],
+                                    np.asarray([t == gold for t in view.node_texts], dtype=bool)))
+    return out
+
+
+def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_it(embedder):
+    general = WalkEncoder.load(GENERAL)
+    if general.config.adapter != "lora":
+        pytest.skip("the shipped walk encoder has no adapters")
+    view = view_of(TRIPLES, embedder)
+    questions = _questions(view, embedder, [(f"what's on the kribble at {p}?", p, d) for p, d in zip(PLACES, DISHES)]
+                           + [(f"who cooks at {p}?", p, f"Chef {i}") for i, p in enumerate(PLACES[:6])])
+
+    def reader_for(encoder):
+        return ZeroShotReader(embedder.embed, walk_encoder=encoder)
+
+    settings = EncoderAdaptation(folds=3, epochs=6)
+    model, details = fewshot_walk_encoder(questions, reader_for, GENERAL, settings)
+    assert details["questions"] == 18 and details["before"] < 0.8, details  # the general one misreads "kribble"
+    assert details["adopted"] and details["after"] > details["before"] and model is not None, details
+    assert "intercept" in details["calibration"]  # the tuned reader's confidence, fitted on its held-out readings
+    tuned = reader_for(WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
+                                   onnx=False))
+    unseen = _questions(view, embedder, [("what's on the kribble at Blue Door?", "Blue Door", "Risotto")])[0]
+    reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
+    assert view.node_texts[reading.answers[0]] == "Risotto"
+
+    few, why = fewshot_walk_encoder(questions[:4], reader_for, GENERAL, settings)
+    assert few is None and not why["adopted"] and "fewer than" in why["why"]
