@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reader.toy_kg import view_of
 
 from gretriever_neo4j.reader import ReaderInput, ZeroShotReader
 from gretriever_neo4j.reader.learned import GENERAL
 from gretriever_neo4j.reader.walk_encoder import WalkEncoder, WalkEncoderConfig
 from gretriever_neo4j.train.fewshot import AnsweredQuestion, EncoderAdaptation, fewshot_walk_encoder
-
-from reader.toy_kg import view_of
 
 pytestmark = pytest.mark.slow
 
