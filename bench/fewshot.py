@@ -6,8 +6,9 @@ of the graph's own (N = 0), then after `gqa ingest questions` of the first N as 
 `gqa train --graph G` (the first run trains retrieval on self-supervised questions; later ones, the graph unchanged,
 only adapt the reader: warm). Reported per graph and N (`fewshot_n`): strict Hit@1 (`strict_hit1`), F1, answer
 in subgraph, p50 ms, the expected calibration error of the answers' confidence (`ece`), `gqa train`'s seconds, and
-what its cross-validation on the N questions measured (`cv_before`, `cv_after`, `adopted`). Misses are not written:
-the sets measured here are held out.
+what its cross-validations on the N questions measured (the lexicon: `cv_before`, `cv_after`, `adopted`; the walk
+encoder tuned on them: `encoder_cv_before`, `encoder_cv_after`, `encoder_adopted`). Misses are not written: the sets
+measured here are held out.
 
     python bench/fewshot.py [--set tenth] [--graph NAME] [--n 25,100] [--out bench/results/fewshot.json]
 """
@@ -94,16 +95,21 @@ def main() -> None:
                     gqa("ingest", "questions", "--graph", graph, "--source", str(own))
                     seconds = gqa("train", "--graph", graph)[1]
                     fewshot = _manifest(graph).get("details", {}).get("fewshot", {})
+                    encoder = fewshot.get("walk_encoder") or {}
                     results.append({"set": set_name, "graph": name, "fewshot_n": n, "train_seconds": round(seconds, 1),
                                     "cv_before": fewshot.get("before"), "cv_after": fewshot.get("after"),
-                                    "adopted": fewshot.get("adopted"), **_ask(graph, test, work, str(n))})
+                                    "adopted": fewshot.get("adopted"), "encoder_cv_before": encoder.get("before"),
+                                    "encoder_cv_after": encoder.get("after"), "encoder_adopted": encoder.get("adopted"),
+                                    **_ask(graph, test, work, str(n))})
                     print(json.dumps(results[-1]), flush=True)
                 _forget(graph)
-    print(f"{'graph':34} {'N':>4} {'strict':>7} {'f1':>6} {'in sub':>7} {'train s':>8} {'cv':>12}")
+    print(f"{'graph':34} {'N':>4} {'strict':>7} {'f1':>6} {'in sub':>7} {'train s':>8} {'cv':>12} {'encoder cv':>12}")
     for row in results:
         cv = f"{row['cv_before']:.2f}->{row['cv_after']:.2f}" if row.get("cv_before") is not None else ""
+        tuned = (f"{row['encoder_cv_before']:.2f}->{row['encoder_cv_after']:.2f}"
+                 if row.get("encoder_cv_before") is not None else "")
         print(f"{row['graph']:34} {row['fewshot_n']:4} {row['strict_hit1']:7.3f} {row['f1']:6.3f} "
-              f"{row['answer_in_subgraph']:7.3f} {row.get('train_seconds', 0):8.0f} {cv:>12}")
+              f"{row['answer_in_subgraph']:7.3f} {row.get('train_seconds', 0):8.0f} {cv:>12} {tuned:>12}")
     write_json(args.out, {"machine": machine(), "command": command(), "results": results}, newline=True)
     print(f"written to {args.out}")
 

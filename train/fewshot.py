@@ -6,6 +6,11 @@ The measure is cross-validation on those questions (`LexiconSettings.folds` fold
 lexicon learned from the other folds, and compared, question by question, with the zero-shot reader's reading
 (strict Hit@1: the first answer is gold). The lexicon kept is learned from all the questions. The same readings
 refit the intercept of the answers' confidence for the reader kept (`reader.confidence.Calibration.refit`).
+
+Then the walk encoder (`reader.walk_encoder`): the general one's adapters tuned further on the graph's questions
+(`fewshot_walk_encoder`), measured the same way (`EncoderAdaptation.folds` folds) and kept only where they read the
+held-out folds better than the general encoder: they learn how this graph's people phrase its walks, which the
+general one may not know ("kribble" for a menu), and a few questions could as well teach it noise.
 """
 
 from __future__ import annotations

@@ -18,9 +18,10 @@ in the retrieved subgraph), and the learned one retrieves for this graph from th
 margin (`details["retrieval_choice"]`, read by `qa.QA`): measured on its own training distribution, it flatters
 itself. With fewer real questions than `min_real_questions`, `gqa ask` answers with the zero-shot reader
 (`details["reader_choice"]`, read by `answering.Answering`), adapted to the real ones where cross-validation on them
-measured that no worse (`train.fewshot`: the graph's lexicon): a reader trained on synthesized questions learns their
-phrasing and reads people's questions worse, so none is trained unless asked for (`synthetic_reader`) or a generator
-needs one. A graph unchanged since its last such run (`details["graph_state"]`) only adapts the reader again (warm).
+measured that no worse (`train.fewshot`: the graph's lexicon, and the walk encoder tuned on them): a reader
+trained on synthesized questions learns their phrasing and reads people's questions worse, so none is trained
+unless asked for (`synthetic_reader`) or a generator needs one. A graph unchanged since its last such run
+(`details["graph_state"]`) only adapts the reader again (warm).
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ def train_graph(store, embedder, dataset: str | None, options: GraphTrainingOpti
 def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: Path, options: GraphTrainingOptions,
                   report) -> TrainedModels:
     """The zero-shot reader adapted to the graph's own questions (`rows`, real ones: ingested or feedback): its
-    lexicon (`train.fewshot`), kept where cross-validation measured it no worse than none."""
+    lexicon, kept where cross-validation measured it no worse than none, then the walk encoder tuned further on
+    them, kept where cross-validation measured it better than the general one (`train.fewshot`)."""
     from ..reader import ZeroShotReader
     from ..reader.learned import GENERAL, general_walk_encoder
     from ..reader.lexicon import FILE

@@ -32,6 +32,7 @@ from gretriever_neo4j.settings import from_known_fields
 CONFIG_FILE = "walk_encoder.json"
 LAYERS_FILE = "walk_encoder.safetensors"
 ADAPTERS = ("lora", "layers")
+_PEFT_PREFIX = "base_model.model."  # of `peft`'s names for the adapters; the saved names are the embedder's own
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,6 @@ def with_lora(model, config: WalkEncoderConfig, state: dict | None = None):
         set_peft_model_state_dict(model[0].auto_model, {_PEFT_PREFIX + key: value.float()
                                                         for key, value in state.items()})
     return model
-
-
-_PEFT_PREFIX = "base_model.model."
 
 
 def save(model, config: WalkEncoderConfig, folder: Path) -> None:
