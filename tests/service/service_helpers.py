@@ -58,7 +58,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
 
-MENU_QUESTION = "what's on the kribble at Blue Door?"
+MENU_QUESTION = "what's Blue Door's kribble?"  # the house's word for its menu: the zero-shot reader answers the street
 MENU_ANSWER = "Mushroom Risotto"
 MENU_TRIPLES = [
     ("Mushroom Risotto", "served at", "Blue Door"),
