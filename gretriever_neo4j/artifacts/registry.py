@@ -75,6 +75,19 @@ class TrainedModels:
         """Trained on synthesized questions alone: `gqa ask` answers with the zero-shot reader."""
         return self.details.get("reader_choice", {}).get("reader") == "zero-shot"
 
+    @property
+    def fewshot(self) -> dict:
+        """What adapting the zero-shot reader to the graph's own questions measured (`train.fewshot`, as
+        `details["fewshot"]` keeps it), with `after` and `adopted` for the reader kept: the walk encoder tuned on
+        them where that was kept (measured with the lexicon kept), else the lexicon's. {} where nothing was."""
+        fewshot = self.details.get("fewshot") if isinstance(self.details, dict) else None
+        if not isinstance(fewshot, dict):
+            return {}
+        encoder = fewshot.get("walk_encoder")
+        if isinstance(encoder, dict) and encoder.get("adopted") is True:
+            return {**fewshot, "after": encoder.get("after"), "adopted": True}
+        return fewshot
+
     def describe(self) -> str:
         parts = [f"{part} {self.path(part)}" for part in PARTS if getattr(self, part)]
         return "; ".join(parts) or "nothing trained"

@@ -242,9 +242,10 @@ def train(
         if models.zero_shot_reader_chosen:
             retriever = {"paths": "relation paths", "learned": "the learned retriever"}.get(
                 models.chosen_retriever or "", "the retrieval chosen before")
-            fewshot = models.details.get("fewshot") or {}
+            fewshot = models.fewshot
             adapted = (f", adapted to its {fewshot['questions']} own questions (strict Hit@1 on them "
-                       f"{fewshot['before']:.2f} -> {fewshot['after']:.2f}, cross-validated)" if models.lexicon
+                       f"{fewshot['before']:.2f} -> {fewshot['after']:.2f}, cross-validated)"
+                       if models.lexicon or models.walk_encoder
                        else f" (adapting to its {fewshot['questions']} own questions measured no better)"
                        if fewshot.get("questions") else "")
             console.print(f"`gqa ask --graph {models.graph} \"…\"` now retrieves with {retriever} and answers with "

@@ -164,9 +164,9 @@ def answers_awaiting(store, graph: str, limit: int = 20) -> list[AwaitingAnswer]
 
 def what_feedback_taught(graph: str) -> dict | None:
     """What the last `gqa train --graph G` learned from the graph's questions, feedback's among them, as its models'
-    manifest says (`details["fewshot"]`: questions, feedback_questions, before, after, measured_on, adopted, trained;
-    any may be missing): those fields, `trained` (when) and `text`, a sentence for people. None where nothing is
-    trained for the graph (or its manifest cannot be read)."""
+    manifest says (`TrainedModels.fewshot`: questions, feedback_questions, before, after, measured_on, adopted,
+    trained; any may be missing): those fields, `trained` (when) and `text`, a sentence for people. None where
+    nothing is trained for the graph (or its manifest cannot be read)."""
     from gretriever_neo4j.artifacts.registry import load_trained
     from gretriever_neo4j.errors import ConfigError
 
@@ -176,8 +176,7 @@ def what_feedback_taught(graph: str) -> dict | None:
         return None
     if models is None:
         return None
-    fewshot = models.details.get("fewshot") if isinstance(models.details, dict) else None
-    fewshot = fewshot if isinstance(fewshot, dict) else {}
+    fewshot = models.fewshot
     taught = {key: fewshot[key] for key in ("questions", "feedback_questions", "before", "after", "measured_on",
                                             "adopted") if fewshot.get(key) is not None}
     taught["trained"] = fewshot.get("trained") or models.created or None

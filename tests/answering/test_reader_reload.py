@@ -98,3 +98,26 @@ def test_an_explicit_reader_choice_is_kept_across_trainings():
     train(1_800_000_000)
     again = rules.reader(GRAPH)
     assert again.weights == ZERO_SHOT and again.name == first.name == "zero-shot reader"
+
+
+@pytest.mark.slow
+def test_a_graphs_own_walk_encoder_is_read_where_its_models_name_one():
+    from gretriever_neo4j.reader.learned import GENERAL, general_walk_encoder
+    from gretriever_neo4j.reader.walk_encoder import WalkEncoderConfig, read_saved, save, with_lora
+    from gretriever_neo4j.train.walk_encoder import load_encoder
+
+    folder = models_dir(GRAPH)
+    config, state = read_saved(GENERAL)  # the general adapters, as `gqa train` starts from them
+    model = with_lora(load_encoder(), config, state)
+    with_training = WalkEncoderConfig(**{**config.to_dict(), "training": {"questions": 12}})
+    save(model, with_training, folder / "walk_encoder-20261128100000")
+    TrainedModels(graph=GRAPH, dataset=GRAPH, embedder=FakeEmbedder.name, walk_encoder="walk_encoder-20261128100000",
+                  details={"reader_choice": {"reader": "zero-shot"}}).save()
+    reader = Answering(FakeEmbedder(), use_llm=False).reader(GRAPH)
+    assert reader.walk_encoder is not general_walk_encoder()
+    assert reader.walk_encoder.config.training == {"questions": 12}
+    assert reader.name == "zero-shot reader (walk encoder tuned on 12 questions of the graph)"
+    texts = ["what's on the menu at X", "what is served at X"]
+    assert abs(reader.walk_encoder.similarities(texts[0], [texts[1]])[0]
+               - general_walk_encoder().similarities(texts[0], [texts[1]])[0]) < 2e-3  # the same adapters
+    assert list((folder / "walk_encoder-20261128100000").glob("*.onnx"))  # its export goes with its folder
