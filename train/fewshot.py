@@ -54,8 +54,9 @@ def _hit(reading, question: AnsweredQuestion) -> bool:
 
 
 def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable, settings=None, seed: int = 0):
-    """(lexicon, details): the graph's lexicon learned from `questions` and what cross-validation measured.
-    `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
+    """(lexicon, details, learn_on): the graph's lexicon learned from `questions`, what cross-validation measured,
+    and `learn_on(rows)`, the lexicon learned from those of the questions alone (to cross-validate what is adapted
+    after it). `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
     from gretriever_neo4j.reader import read
     from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence
     from gretriever_neo4j.reader.lexicon import LexiconSettings, learn, lexicon_example
@@ -97,7 +98,11 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
         "adopted": adopted, "calibration": calibration.to_dict(),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    return lexicon, details
+
+    def learn_on(rows: Sequence[int]):
+        return learn([examples[i] for i in rows if examples[i] is not None], settings)
+
+    return lexicon, details, learn_on
 
 
 @dataclass(frozen=True)
@@ -139,10 +144,12 @@ def walk_example(reading, question: AnsweredQuestion, weights, candidates: int):
 
 
 def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general_folder,
-                         settings: EncoderAdaptation | None = None):
+                         settings: EncoderAdaptation | None = None, lexicon_of: Callable | None = None):
     """(model, details): the general walk encoder (`general_folder`, low-rank adapters) tuned further on the
     graph's `questions`, or None where cross-validation on them measured it no better than the general one.
-    `reader_for(encoder)` makes the reader as `gqa ask` would read with that encoder."""
+    `reader_for(lexicon, encoder)` makes the reader as `gqa ask` would read with them; `lexicon_of(rows)` is the
+    graph's lexicon learned from those questions alone (None: the graph keeps none), so that each fold is read with
+    a lexicon that did not see it, by either encoder."""
     import copy
 
     from sentence_transformers import SentenceTransformer
@@ -164,10 +171,10 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
         details["why"] = (f"{n} questions: fewer than {settings.min_questions}" if config.adapter == "lora" else
                           "the general encoder has no adapters to tune further")
         return None, details
-    general = reader_for(WalkEncoder.load(general_folder))
-    readings = [read(general, q.item, q.masked_vector, q.full_vector) for q in questions]
-    before = [_hit(r, q) for r, q in zip(readings, questions)]
-    examples = [walk_example(r, q, general.weights, config.candidates) for r, q in zip(readings, questions)]
+    general = WalkEncoder.load(general_folder)
+    plain = reader_for(None, general)  # what the walks to tune on are chosen by
+    examples = [walk_example(read(plain, q.item, q.masked_vector, q.full_vector), q, plain.weights, config.candidates)
+                for q in questions]
     tuning = EncoderConfig(epochs=settings.epochs, learning_rate=settings.learning_rate, batch=settings.batch,
                            seed=settings.seed)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
@@ -176,14 +183,19 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
         model = with_lora(copy.deepcopy(base), config, state)
         return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False)
 
-    after, evidence = list(before), [None] * n
+    before, after, evidence = [False] * n, [False] * n, [None] * n
     order = np.random.default_rng(settings.seed).permutation(n)
     for fold in range(settings.folds):
         held = order[fold::settings.folds].tolist()
-        reader = reader_for(WalkEncoder(tuned(sorted(set(range(n)) - set(held))), config, onnx=False))
+        rows = sorted(set(range(n)) - set(held))
+        lexicon = lexicon_of(rows) if lexicon_of is not None else None
+        untuned = reader_for(lexicon, general)
+        reader = reader_for(lexicon, WalkEncoder(tuned(rows), config, onnx=False))
         for i in held:
-            reading = read(reader, questions[i].item, questions[i].masked_vector, questions[i].full_vector)
-            after[i], evidence[i] = _hit(reading, questions[i]), answer_evidence(reading)
+            q = questions[i]
+            before[i] = _hit(read(untuned, q.item, q.masked_vector, q.full_vector), q)
+            reading = read(reader, q.item, q.masked_vector, q.full_vector)
+            after[i], evidence[i] = _hit(reading, q), answer_evidence(reading)
     details.update(before=float(np.mean(before)), after=float(np.mean(after)))
     details["adopted"] = details["after"] > details["before"]
     model = None

@@ -43,15 +43,19 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     questions = _questions(view, embedder, [(f"what's on the kribble at {p}?", p, d) for p, d in zip(PLACES, DISHES)]
                            + [(f"who cooks at {p}?", p, f"Chef {i}") for i, p in enumerate(PLACES[:6])])
 
-    def reader_for(encoder):
-        return ZeroShotReader(embedder.embed, walk_encoder=encoder)
+    def reader_for(lexicon, encoder):
+        return ZeroShotReader(embedder.embed, lexicon=lexicon, walk_encoder=encoder)
 
     settings = EncoderAdaptation(folds=3, epochs=6)
-    model, details = fewshot_walk_encoder(questions, reader_for, GENERAL, settings)
+    learned_on = []  # each fold read with the graph's lexicon learned without it (none here: it would learn it)
+    model, details = fewshot_walk_encoder(questions, reader_for, GENERAL, settings,
+                                          lexicon_of=lambda rows: learned_on.append(list(rows)))
+    assert len(learned_on) == 3 and all(len(rows) == 12 for rows in learned_on)
+    assert sorted(i for rows in learned_on for i in set(range(18)) - set(rows)) == list(range(18))
     assert details["questions"] == 18 and details["before"] < 0.8, details  # the general one misreads "kribble"
     assert details["adopted"] and details["after"] > details["before"] and model is not None, details
     assert "intercept" in details["calibration"]  # the tuned reader's confidence, fitted on its held-out readings
-    tuned = reader_for(WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
+    tuned = reader_for(None, WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
                                    onnx=False))
     unseen = _questions(view, embedder, [("what's on the kribble at Blue Door?", "Blue Door", "Risotto")])[0]
     reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
