@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,3 +63,14 @@ def from_known_fields(cls, data: Mapping[str, Any], what: str):
     if unknown:
         raise ConfigError(f"unknown {what} {unknown}; known: {sorted(known)}")
     return cls(**data)
+
+
+def require_positive_integers(config, names: Sequence[str]) -> None:
+    """Raises `InputError` naming the first of the fields `names` of `config` that is not an integer >= 1 (a bool
+    is not one): a config's counts, checked where it is made."""
+    from gretriever_neo4j.errors import InputError
+
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"must be an integer >= 1, got {value!r}", field=name)

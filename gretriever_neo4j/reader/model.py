@@ -29,7 +29,7 @@ import numpy as np
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.progress import OnProgress, notify
 from gretriever_neo4j.reader.features import NODE_FLAGS, ReaderExample
-from gretriever_neo4j.settings import from_known_fields
+from gretriever_neo4j.settings import from_known_fields, require_positive_integers
 
 CHECKPOINT_FORMAT = "gqa-reader/1"
 
@@ -49,10 +49,7 @@ class ReaderConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("max_hops", "hidden", "node_rank", "epochs", "batch_questions"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("max_hops", "hidden", "node_rank", "epochs", "batch_questions"))
         if isinstance(self.min_steps, bool) or not isinstance(self.min_steps, int) or self.min_steps < 0:
             raise InputError(f"must be an integer >= 0, got {self.min_steps!r}", field="min_steps")
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):

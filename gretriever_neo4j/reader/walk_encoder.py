@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.settings import from_known_fields
+from gretriever_neo4j.settings import from_known_fields, require_positive_integers
 
 CONFIG_FILE = "walk_encoder.json"
 LAYERS_FILE = "walk_encoder.safetensors"
@@ -52,10 +52,7 @@ class WalkEncoderConfig:
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("layers", "rank", "alpha", "candidates"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("layers", "rank", "alpha", "candidates"))
         if self.adapter not in ADAPTERS:
             raise InputError(f"must be one of {', '.join(ADAPTERS)}, got {self.adapter!r}", field="adapter")
         object.__setattr__(self, "targets", tuple(self.targets))

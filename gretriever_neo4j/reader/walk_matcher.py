@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gretriever_neo4j.errors import ConfigError, InputError
-from gretriever_neo4j.settings import from_known_fields
+from gretriever_neo4j.settings import from_known_fields, require_positive_integers
 
 CONFIG_FILE = "matcher.json"
 WEIGHTS_FILE = "matcher.safetensors"
@@ -50,10 +50,7 @@ class MatcherConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("dim", "hidden", "epochs", "questions_per_step"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("dim", "hidden", "epochs", "questions_per_step"))
         if not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
             raise InputError(f"must be a positive number, got {self.learning_rate!r}", field="learning_rate")
 

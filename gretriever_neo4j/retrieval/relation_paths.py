@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 from gretriever_neo4j.retrieval.texts import is_opaque
+from gretriever_neo4j.settings import require_positive_integers
 
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
@@ -118,11 +118,8 @@ class PathConfig:
     max_incident: int = 50_000  # incident entries scored per step
 
     def __post_init__(self) -> None:
-        for name in ("max_hops", "max_steps", "beam_width", "max_frontier", "max_final_paths", "max_edges",
-                     "max_edges_per_path", "max_incident"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("max_hops", "max_steps", "beam_width", "max_frontier", "max_final_paths",
+                                         "max_edges", "max_edges_per_path", "max_incident"))
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,6 +31,7 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.texts import humanize_relation, is_opaque
 from gretriever_neo4j.retrieval.weak_labels import BACKWARD, FORWARD, Step, follow
+from gretriever_neo4j.settings import require_positive_integers
 
 # {x}: the phrase of what is asked (see `describe`); a question states it with one of these
 WRAPPERS = ("what is {x}?", "which are {x}?", "name {x}.", "tell me {x}.", "{x}: what is it?", "who or what is {x}?")
@@ -50,10 +51,8 @@ class SynthesisConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("questions", "phrasings", "max_hops", "max_steps", "max_answers", "attempts_per_path"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("questions", "phrasings", "max_hops", "max_steps", "max_answers",
+                                         "attempts_per_path"))
         if not 0.0 < self.hub_quantile <= 1.0:
             raise InputError(f"must lie in (0, 1], got {self.hub_quantile!r}", field="hub_quantile")
 

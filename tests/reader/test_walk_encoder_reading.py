@@ -72,6 +72,7 @@ def test_low_rank_adapters_saved_small_merge_at_load_into_the_embedders_weights(
     texts = ["what is on the menu at X", "what is served at X"]
     frozen = model.encode(texts, normalize_embeddings=True)
     config = WalkEncoderConfig(adapter="lora", rank=4, alpha=8, training={"epochs": 0})
+    torch.manual_seed(0)  # the adapters' A matrices are drawn from torch's own generator
     model = with_lora(model, config)
     generator = torch.Generator().manual_seed(0)
     with torch.no_grad():  # adapters start at zero (B = 0): give them something to carry
@@ -80,11 +81,11 @@ def test_low_rank_adapters_saved_small_merge_at_load_into_the_embedders_weights(
                 parameter.copy_(0.05 * torch.randn(parameter.shape, generator=generator))
     tuned = model.encode(texts, normalize_embeddings=True)
     save(model, config, tmp_path)
-    assert (tmp_path / LAYERS_FILE).stat().st_size < 400_000  # rank 4 over 36 maps in float16, no base weight
+    assert (tmp_path / LAYERS_FILE).stat().st_size < 400_000  # rank 4 over 37 maps (the pooler too), float16
     loaded = WalkEncoder.load(tmp_path)
     assert loaded.config.adapter == "lora" and loaded.config.targets == config.targets
     assert np.isclose(loaded.similarities(texts[0], [texts[1]])[0], float(tuned[0] @ tuned[1]), atol=2e-3)
-    assert not np.isclose(float(frozen[0] @ frozen[1]), float(tuned[0] @ tuned[1]), atol=2e-3)
+    assert np.abs(frozen - tuned).max() > 0.01  # the adapters change what it reads
     (tmp_path / CONFIG_FILE).write_text(json.dumps({**config.to_dict(), "adapter": "prefix"}))
     with pytest.raises(InputError, match="adapter"):
         WalkEncoder.load(tmp_path)

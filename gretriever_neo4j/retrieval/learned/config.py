@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.settings import from_known_fields
+from gretriever_neo4j.settings import from_known_fields, require_positive_integers
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,8 @@ class RetrieverConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("max_hops", "hidden", "beam_nodes", "max_scored_per_hop", "max_seeds", "epochs", "batch_size",
-                     "positives_per_question"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InputError(f"must be an integer >= 1, got {value!r}", field=name)
+        require_positive_integers(self, ("max_hops", "hidden", "beam_nodes", "max_scored_per_hop", "max_seeds",
+                                         "epochs", "batch_size", "positives_per_question"))
         for name in ("max_edges", "seed_fallback", "hard_negatives_per_question", "random_negatives_per_question",
                      "seed"):
             value = getattr(self, name)
