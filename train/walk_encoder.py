@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layers", type=int, default=EncoderConfig.layers)
     parser.add_argument("--epochs", type=int, default=EncoderConfig.epochs)
     parser.add_argument("--learning-rate", type=float, default=None, help="by default LEARNING_RATES[adapter]")
-    parser.add_argument("--save", type=Path, default=None, help="a folder for the tuned layers and their config")
+    parser.add_argument("--save", type=Path, default=None, help="a folder for what was tuned and its config")
     parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
     config = EncoderConfig(adapter=args.adapter, rank=args.rank, alpha=2 * args.rank, layers=args.layers,
