@@ -45,6 +45,8 @@ from gretriever_neo4j.reader.walk_encoder import (
     with_lora,
 )
 
+LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}  # per kind of tuning, chosen on the ninth set held out
+
 
 @dataclass(frozen=True)
 class EncoderConfig:
@@ -53,7 +55,7 @@ class EncoderConfig:
     alpha: int = 16  # the adapters' scaling is alpha / rank
     layers: int = 2  # the last transformer layers trained whole, with adapter "layers"
     epochs: int = 2
-    learning_rate: float = 5e-4  # LEARNING_RATES[adapter] from the command line
+    learning_rate: float = LEARNING_RATES["lora"]
     batch: int = 8  # questions per optimizer step
     scale: float = 20.0  # similarity -> logit
     candidates: int = 8  # a question's best walks by the reader's score, trained and measured on
@@ -67,9 +69,6 @@ class WalkQuestion:
     f1: np.ndarray
     reader: np.ndarray  # the reader's score of each walk (features times the hand-set weights)
     graph: str
-
-
-LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}
 
 
 def walk_questions(paths, candidates: int) -> list[WalkQuestion]:
