@@ -45,7 +45,7 @@ from gretriever_neo4j.reader.walk_encoder import (
     with_lora,
 )
 
-LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}  # per kind of tuning, chosen on the ninth set held out
+LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}  # per kind of tuning (docs/learned-reader.md: what each measured)
 
 
 @dataclass(frozen=True)
