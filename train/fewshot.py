@@ -143,10 +143,11 @@ def walk_example(reading, question: AnsweredQuestion, weights, candidates: int):
                         table.features[rows] @ weights.vector(), graph="")
 
 
-def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general_folder,
+def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general,
                          settings: EncoderAdaptation | None = None, lexicon_of: Callable | None = None):
-    """(model, details): the general walk encoder (`general_folder`, low-rank adapters) tuned further on the
-    graph's `questions`, or None where cross-validation on them measured it no better than the general one.
+    """(model, details): the general walk encoder (`general`, a `reader.walk_encoder.WalkEncoder` loaded from
+    low-rank adapters) tuned further on the graph's `questions`, or None where cross-validation on them measured
+    it no better than the general one.
     `reader_for(lexicon, encoder)` makes the reader as `gqa ask` would read with them; `lexicon_of(rows)` is the
     graph's lexicon learned from those questions alone (None: the graph keeps none), so that each fold is read with
     a lexicon that did not see it, by either encoder."""
@@ -163,15 +164,14 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
 
     settings = settings or EncoderAdaptation()
     started = time.perf_counter()
-    config, state = read_saved(general_folder)
-    n = len(questions)
+    config, n = general.config, len(questions)
     details = {"questions": n, "settings": settings.to_dict(), "adopted": False,
                "measured_on": f"{settings.folds}-fold cross-validation on the graph's own questions (strict Hit@1)"}
     if config.adapter != "lora" or n < settings.min_questions:
         details["why"] = (f"{n} questions: fewer than {settings.min_questions}" if config.adapter == "lora" else
                           "the general encoder has no adapters to tune further")
         return None, details
-    general = WalkEncoder.load(general_folder)
+    state = read_saved(general.source)[1]  # the adapters, to tune further
     plain = reader_for(None, general)  # what the walks to tune on are chosen by
     examples = [walk_example(read(plain, q.item, q.masked_vector, q.full_vector), q, plain.weights, config.candidates)
                 for q in questions]

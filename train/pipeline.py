@@ -214,7 +214,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     lexicon, kept where cross-validation measured it no worse than none, then the walk encoder tuned further on
     them, kept where cross-validation measured it better than the general one (`train.fewshot`)."""
     from ..reader import ZeroShotReader
-    from ..reader.learned import GENERAL, general_walk_encoder
+    from ..reader.learned import general_walk_encoder
     from ..reader.lexicon import FILE
     from ..reader.walk_encoder import save as save_walk_encoder
     from .fewshot import answered_questions, fewshot_lexicon, fewshot_walk_encoder
@@ -249,7 +249,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     if encoder is not None:
         report("stage", text=f"reader: tuning the walk encoder on the graph's {len(rows)} own questions")
         model, tuned = fewshot_walk_encoder(
-            questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc), GENERAL,
+            questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc), encoder,
             options.encoder_adaptation, lexicon_of=learn_on if details["adopted"] else None)
         details["walk_encoder"] = tuned
         if tuned.get("before") is not None:

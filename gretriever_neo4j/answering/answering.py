@@ -223,18 +223,17 @@ class Answering:
         fitted = ((trained.details.get("fewshot") or {}).get("calibration") if trained is not None else None)
         calibration = Calibration.from_dict(fitted) if fitted else None  # fitted on the graph's own questions
         encoder = general_walk_encoder()  # its own copy of MiniLM: it reads texts, whatever the embedder
-        tuned = None
-        if trained is not None and trained.walk_encoder:  # tuned further on the graph's own questions
+        tuned = None  # what the reader's name says of a walk encoder tuned further on the graph's own questions
+        if trained is not None and trained.walk_encoder:
             from gretriever_neo4j.reader.walk_encoder import WalkEncoder
 
-            encoder = tuned = WalkEncoder.load(trained.path("walk_encoder"), onnx=trained.path("walk_encoder"))
+            encoder = WalkEncoder.load(trained.path("walk_encoder"), onnx=trained.path("walk_encoder"))
+            tuned = f"walk encoder tuned on {encoder.config.training.get('questions')} questions of the graph"
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed, calibration=calibration, walk_encoder=encoder,
-                                  weights_name=None if tuned is None else
-                                  f"walk encoder tuned on {tuned.config.training.get('questions')} questions of "
-                                  f"the graph")
+                                  weights_name=tuned)
         if tuned is not None:
-            name += f", walk encoder tuned on {tuned.config.training.get('questions')} of its questions"
+            name += f", {tuned}"
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
         if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)

@@ -114,6 +114,7 @@ class WalkEncoder:
         keeps it in its own folder, removed with it), or False for none (a model read a few times only)."""
         self.model = model
         self.config = config
+        self.source: Path | None = None  # the folder `load` read it from: where its saved tuning can be read again
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         self._onnx = None  # ONNX Runtime, as the embedder's questions (`onnx_encoder`): made on first use
@@ -141,7 +142,9 @@ class WalkEncoder:
         except (AttributeError, KeyError, RuntimeError) as error:
             raise ConfigError(f"the walk encoder in {folder} does not fit {config.base}: {error}") from error
         model.eval()
-        return cls(model, config, onnx)
+        encoder = cls(model, config, onnx)
+        encoder.source = folder
+        return encoder
 
     def similarities(self, masked: str, walks: Sequence[str]) -> np.ndarray:
         """(len(walks),) the cosine of each walk text to the masked question."""

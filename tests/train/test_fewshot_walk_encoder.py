@@ -48,7 +48,7 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
 
     settings = EncoderAdaptation(folds=3, epochs=6)
     learned_on = []  # each fold read with the graph's lexicon learned without it (none here: it would learn it)
-    model, details = fewshot_walk_encoder(questions, reader_for, GENERAL, settings,
+    model, details = fewshot_walk_encoder(questions, reader_for, general, settings,
                                           lexicon_of=lambda rows: learned_on.append(list(rows)))
     assert len(learned_on) == 3 and all(len(rows) == 12 for rows in learned_on)
     assert sorted(i for rows in learned_on for i in set(range(18)) - set(rows)) == list(range(18))
@@ -61,5 +61,5 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
     assert view.node_texts[reading.answers[0]] == "Risotto"
 
-    few, why = fewshot_walk_encoder(questions[:4], reader_for, GENERAL, settings)
+    few, why = fewshot_walk_encoder(questions[:4], reader_for, general, settings)
     assert few is None and not why["adopted"] and "fewer than" in why["why"]
