@@ -53,10 +53,20 @@ def _hit(reading, question: AnsweredQuestion) -> bool:
     return bool(reading.answers) and bool(question.is_gold[reading.answers[0]])
 
 
-def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable, settings=None, seed: int = 0):
-    """(lexicon, details, learn_on): the graph's lexicon learned from `questions`, what cross-validation measured,
-    and `learn_on(rows)`, the lexicon learned from those of the questions alone (to cross-validate what is adapted
-    after it). `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
+@dataclass(frozen=True)
+class LexiconFit:
+    """What `fewshot_lexicon` learned and measured."""
+
+    lexicon: object  # reader.lexicon.GraphLexicon, learned from all the questions
+    details: dict  # what cross-validation measured, and whether the lexicon is kept
+    learn_on: Callable  # learn_on(rows): the lexicon learned from those questions alone
+    readings: list  # each question read without a lexicon (what is adapted after it can start from them)
+
+
+def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable, settings=None,
+                    seed: int = 0) -> LexiconFit:
+    """The graph's lexicon learned from `questions` and cross-validated on them (`LexiconFit`).
+    `reader_for(lexicon)` makes the zero-shot reader that reads with a lexicon (None: without)."""
     from gretriever_neo4j.reader import read
     from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence
     from gretriever_neo4j.reader.lexicon import LexiconSettings, learn, lexicon_example
@@ -102,7 +112,7 @@ def fewshot_lexicon(questions: Sequence[AnsweredQuestion], reader_for: Callable,
     def learn_on(rows: Sequence[int]):
         return learn([examples[i] for i in rows if examples[i] is not None], settings)
 
-    return lexicon, details, learn_on
+    return LexiconFit(lexicon, details, learn_on, readings)
 
 
 @dataclass(frozen=True)
@@ -144,13 +154,15 @@ def walk_example(reading, question: AnsweredQuestion, weights, candidates: int):
 
 
 def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general,
-                         settings: EncoderAdaptation | None = None, lexicon_of: Callable | None = None):
+                         settings: EncoderAdaptation | None = None, lexicon_of: Callable | None = None,
+                         readings: Sequence | None = None):
     """(model, details): the general walk encoder (`general`, a `reader.walk_encoder.WalkEncoder` loaded from
     low-rank adapters) tuned further on the graph's `questions`, or None where cross-validation on them measured
     it no better than the general one.
     `reader_for(lexicon, encoder)` makes the reader as `gqa ask` would read with them; `lexicon_of(rows)` is the
     graph's lexicon learned from those questions alone (None: the graph keeps none), so that each fold is read with
-    a lexicon that did not see it, by either encoder."""
+    a lexicon that did not see it, by either encoder. `readings`: the questions as `reader_for(None, general)`
+    reads them, where the caller has them already (`LexiconFit.readings`), so they are not read again."""
     import copy
 
     from sentence_transformers import SentenceTransformer
@@ -173,8 +185,9 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
         return None, details
     state = read_saved(general.source)[1]  # the adapters, to tune further
     plain = reader_for(None, general)  # what the walks to tune on are chosen by
-    examples = [walk_example(read(plain, q.item, q.masked_vector, q.full_vector), q, plain.weights, config.candidates)
-                for q in questions]
+    if readings is None:
+        readings = [read(plain, q.item, q.masked_vector, q.full_vector) for q in questions]
+    examples = [walk_example(r, q, plain.weights, config.candidates) for r, q in zip(readings, questions)]
     tuning = EncoderConfig(epochs=settings.epochs, learning_rate=settings.learning_rate, batch=settings.batch,
                            seed=settings.seed)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
@@ -189,11 +202,12 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
         held = order[fold::settings.folds].tolist()
         rows = sorted(set(range(n)) - set(held))
         lexicon = lexicon_of(rows) if lexicon_of is not None else None
-        untuned = reader_for(lexicon, general)
+        untuned = reader_for(lexicon, general) if lexicon is not None else None  # None: as `readings` read
         reader = reader_for(lexicon, WalkEncoder(tuned(rows), config, onnx=False))
         for i in held:
             q = questions[i]
-            before[i] = _hit(read(untuned, q.item, q.masked_vector, q.full_vector), q)
+            before[i] = _hit(readings[i] if untuned is None else read(untuned, q.item, q.masked_vector,
+                                                                         q.full_vector), q)
             reading = read(reader, q.item, q.masked_vector, q.full_vector)
             after[i], evidence[i] = _hit(reading, q), answer_evidence(reading)
     details.update(before=float(np.mean(before)), after=float(np.mean(after)))

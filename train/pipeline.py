@@ -235,8 +235,9 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     embed = _embed_fn(embedder)
     questions = answered_questions(items, [q["answers"] for q in rows], embed)
     encoder = general_walk_encoder()  # as `gqa ask` reads: the lexicon is measured against that reader
-    lexicon, details, learn_on = fewshot_lexicon(
-        questions, lambda lex: ZeroShotReader(embed, lexicon=lex, walk_encoder=encoder), seed=options.seed)
+    fit = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embed, lexicon=lex, walk_encoder=encoder),
+                          seed=options.seed)
+    lexicon, details = fit.lexicon, fit.details
     details["feedback_questions"] = sum(1 for q in rows if q.get("source") == "feedback")
     details["trained"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     report("stage", text=f"reader: strict Hit@1 on its own questions {details['before']:.3f} zero-shot, "
@@ -250,7 +251,8 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
         report("stage", text=f"reader: tuning the walk encoder on the graph's {len(rows)} own questions")
         model, tuned = fewshot_walk_encoder(
             questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc), encoder,
-            options.encoder_adaptation, lexicon_of=learn_on if details["adopted"] else None)
+            options.encoder_adaptation, lexicon_of=fit.learn_on if details["adopted"] else None,
+            readings=fit.readings)
         details["walk_encoder"] = tuned
         if tuned.get("before") is not None:
             report("stage", text=f"reader: strict Hit@1 {tuned['before']:.3f} with the general walk encoder, "

@@ -110,7 +110,9 @@ def test_fewshot_cross_validates_and_adopts_only_what_measured_no_worse(view, em
              for q, a, _ in asked]
     questions = answered_questions(items, [gold for _, _, gold in asked], embedder.embed)
     assert [int(q.is_gold.sum()) for q in questions] == [1, 2, 1]
-    lexicon, details, _ = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embedder.embed, lexicon=lex))
+    fit = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embedder.embed, lexicon=lex))
+    lexicon, details = fit.lexicon, fit.details
+    assert len(fit.readings) == 3
     assert details["questions"] == 3 and details["folds"] == 3
     assert details["after"] >= details["before"] and details["adopted"]
     assert set(details["calibration"]) >= {"slope", "intercept", "temperature"}
