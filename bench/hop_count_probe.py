@@ -74,10 +74,11 @@ def main() -> None:
         fitted = LogisticRegression(max_iter=3000).fit(x[~held], y[~held])
         probability[np.ix_(held, fitted.classes_ - 1)] = fitted.predict_proba(x[held])
 
+    # each question's candidates scored as `gqa ask` scores them: the reader plus weight times the similarity
+    scores = [q[2] + args.weight * (np.stack([vectors[w] for w in q[5]]) @ vectors[q[1]]) for q in questions]
+
     def hit(extra) -> np.ndarray:
-        return np.asarray([q[4][int(np.argmax(q[2] + args.weight * (np.stack([vectors[w] for w in q[5]])
-                                                                    @ vectors[q[1]]) + e))] > 0
-                           for q, e in zip(questions, extra)], dtype=float)
+        return np.asarray([q[4][int(np.argmax(s + e))] > 0 for q, s, e in zip(questions, scores, extra)], dtype=float)
 
     results = {"known, shorter ruled out": hit([-100.0 * (q[3] < q[6]) for q in questions]),
                "known, other counts ruled out": hit([-100.0 * (q[3] != q[6]) for q in questions])}
