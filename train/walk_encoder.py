@@ -11,7 +11,8 @@ walk reaches a gold answer: the reader's score plus `weight` times the similarit
 the frozen embedder and with the tuned one.
 
     python -m train.walk_encoder DATA/*.npz [--test DATA/g1.npz,DATA/g2.npz] [--split GRAPH]
-        [--adapter lora|layers] [--rank 8] [--layers 2] [--epochs 2] [--learning-rate R] [--save FOLDER]
+        [--adapter lora|layers] [--rank 8] [--layers 2] [--epochs 2] [--candidates 8] [--learning-rate R]
+        [--save FOLDER]
         [--out result.json]
 
 `--adapter lora` trains low-rank adapters over every layer (`--rank`); `layers` trains the last `--layers` layers
@@ -179,12 +180,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rank", type=int, default=EncoderConfig.rank)
     parser.add_argument("--layers", type=int, default=EncoderConfig.layers)
     parser.add_argument("--epochs", type=int, default=EncoderConfig.epochs)
+    parser.add_argument("--candidates", type=int, default=EncoderConfig.candidates,
+                        help="a question's best walks by the reader, trained and measured on")
     parser.add_argument("--learning-rate", type=float, default=None, help="by default LEARNING_RATES[adapter]")
     parser.add_argument("--save", type=Path, default=None, help="a folder for what was tuned and its config")
     parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
     config = EncoderConfig(adapter=args.adapter, rank=args.rank, alpha=2 * args.rank, layers=args.layers,
-                           epochs=args.epochs,
+                           epochs=args.epochs, candidates=args.candidates,
                            learning_rate=args.learning_rate or LEARNING_RATES[args.adapter])
     test_paths = [Path(p) for p in args.test.split(",") if p]
     train_paths = [p for p in args.data if p.resolve() not in {t.resolve() for t in test_paths}]
