@@ -125,6 +125,8 @@ class EncoderAdaptation:
     learning_rate: float = 5e-4
     batch: int = 8  # questions per optimizer step
     min_questions: int = 10  # with fewer, the general encoder as it is: too few to tell a gain from chance
+    candidates: int = 8  # walks per question tuned on (the encoder may read more: its own `candidates`); 8 keeps
+    # a warm `gqa train` within its two minutes
     seed: int = 0
 
     def to_dict(self) -> dict:
@@ -187,7 +189,7 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
     plain = reader_for(None, general)  # what the walks to tune on are chosen by
     if readings is None:
         readings = [read(plain, q.item, q.masked_vector, q.full_vector) for q in questions]
-    examples = [walk_example(r, q, plain.weights, config.candidates) for r, q in zip(readings, questions)]
+    examples = [walk_example(r, q, plain.weights, settings.candidates) for r, q in zip(readings, questions)]
     tuning = EncoderConfig(epochs=settings.epochs, learning_rate=settings.learning_rate, batch=settings.batch,
                            seed=settings.seed)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")

@@ -18,9 +18,9 @@ the frozen embedder and with the tuned one.
 `--adapter lora` trains low-rank adapters over every layer (`--rank`); `layers` trains the last `--layers` layers
 whole.
 
-`--save` writes what `gqa ask` reads (`reader.walk_encoder`); the one that ships, in
-`gretriever_neo4j/reader/general/`, was trained on every file with nothing held out. The measurements are in
-docs/learned-reader.md.
+`--save` writes what `gqa ask` reads (`reader.walk_encoder`). The one that ships, in
+`gretriever_neo4j/reader/general/`, is two of these (8 and 16 candidates, the same files, nothing held out)
+averaged by `train.walk_encoder_soup`. The measurements are in docs/learned-reader.md.
 """
 
 from __future__ import annotations

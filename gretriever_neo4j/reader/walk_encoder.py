@@ -11,7 +11,8 @@ question costs one encoder pass over a few short texts.
 What ships is what the tuning changed, in float16 (`LAYERS_FILE`), and its config (`CONFIG_FILE`); the rest is the
 embedder's own, loaded from its package. Two kinds (`WalkEncoderConfig.adapter`): "lora", low-rank adapters over
 every layer's linear maps, merged into the embedder's weights at load (well under a megabyte, so every retrained
-version can stay in git); "layers", the last layers' weights whole. Trained by `train.walk_encoder`.
+version can stay in git); "layers", the last layers' weights whole. Trained by `train.walk_encoder`; what
+ships is two such adapters averaged into one (`train.walk_encoder_soup`).
 """
 
 from __future__ import annotations
