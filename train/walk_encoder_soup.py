@@ -16,13 +16,18 @@ product is the mean.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from gretriever_neo4j.errors import ConfigError
-from gretriever_neo4j.reader.walk_encoder import CONFIG_FILE, LAYERS_FILE, WalkEncoderConfig, read_saved
-
-_DOWN, _UP = ".lora_A.weight", ".lora_B.weight"
+from gretriever_neo4j.reader.walk_encoder import (
+    CONFIG_FILE,
+    LAYERS_FILE,
+    LORA_DOWN,
+    LORA_UP,
+    WalkEncoderConfig,
+    read_saved,
+    write_saved,
+)
 
 
 def soup(parts: list[tuple[WalkEncoderConfig, dict]], candidates: int | None = None,
@@ -49,17 +54,15 @@ def soup(parts: list[tuple[WalkEncoderConfig, dict]], candidates: int | None = N
                               zip(sources or [""] * len(parts), parts)]})
     # merged change = (alpha / rank) B A = B A here; the mean is sum_i (scaling_i / n) B_i A_i
     state = {}
-    for key in (k for k in parts[0][1] if k.endswith(_DOWN)):
-        path = key[:-len(_DOWN)]
+    for key in (k for k in parts[0][1] if k.endswith(LORA_DOWN)):
+        path = key[:-len(LORA_DOWN)]
         state[key] = torch.cat([s[key].float() for _, s in parts], dim=0).half().contiguous()
-        state[path + _UP] = torch.cat([s[path + _UP].float() * (c.alpha / c.rank / len(parts))
+        state[path + LORA_UP] = torch.cat([s[path + LORA_UP].float() * (c.alpha / c.rank / len(parts))
                                        for c, s in parts], dim=1).half().contiguous()
     return config, state
 
 
 def main(argv: list[str] | None = None) -> None:
-    from safetensors.torch import save_file
-
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("parts", type=Path, nargs="+", help="folders of trained walk encoders")
     parser.add_argument("--save", type=Path, required=True, help="the folder for the soup")
@@ -67,9 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     config, state = soup([read_saved(p) for p in args.parts], args.candidates,
                          [str(p) for p in args.parts])
-    args.save.mkdir(parents=True, exist_ok=True)
-    save_file(state, str(args.save / LAYERS_FILE))
-    (args.save / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=1) + "\n")
+    write_saved(config, state, args.save)
     size = sum((args.save / name).stat().st_size for name in (CONFIG_FILE, LAYERS_FILE))
     print(f"written {args.save} (rank {config.rank}, {config.candidates} walks, {size / 1e6:.2f} MB)")
 

@@ -34,6 +34,7 @@ CONFIG_FILE = "walk_encoder.json"
 LAYERS_FILE = "walk_encoder.safetensors"
 ADAPTERS = ("lora", "layers")
 _PEFT_PREFIX = "base_model.model."  # of `peft`'s names for the adapters; the saved names are the embedder's own
+LORA_DOWN, LORA_UP = ".lora_A.weight", ".lora_B.weight"  # an adapted map's saved pair: <map>.lora_A/B.weight
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,6 @@ def with_lora(model, config: WalkEncoderConfig, state: dict | None = None):
 def save(model, config: WalkEncoderConfig, folder: Path) -> None:
     """What the tuning changed in `model` (its adapters from `with_lora`, or its last layers), in float16, and
     `config`, into `folder`."""
-    from safetensors.torch import save_file
-
-    folder.mkdir(parents=True, exist_ok=True)
     if config.adapter == "lora":
         from peft import get_peft_model_state_dict
 
@@ -100,6 +98,14 @@ def save(model, config: WalkEncoderConfig, folder: Path) -> None:
     else:
         state = {f"{i}.{key}": value.detach().half().contiguous() for i, layer in
                  enumerate(tuned_layers(model, config.layers)) for key, value in layer.state_dict().items()}
+    write_saved(config, state, folder)
+
+
+def write_saved(config: WalkEncoderConfig, state: dict, folder: Path) -> None:
+    """`config` and the tensors `state` into `folder`, as `read_saved` reads them."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
     save_file(state, str(folder / LAYERS_FILE))
     (folder / CONFIG_FILE).write_text(json.dumps(config.to_dict(), indent=1) + "\n")
 
@@ -190,11 +196,10 @@ def _merge_lora(encoder, state: dict, scaling: float) -> None:
     that the merged encoder is a plain one (and exports to ONNX as one)."""
     import torch
 
-    ends = ".lora_A.weight"
     with torch.no_grad():
-        for key in (k for k in state if k.endswith(ends)):
-            path = key[:-len(ends)]
-            low, high = state[key].float(), state[f"{path}.lora_B.weight"].float()
+        for key in (k for k in state if k.endswith(LORA_DOWN)):
+            path = key[:-len(LORA_DOWN)]
+            low, high = state[key].float(), state[path + LORA_UP].float()
             encoder.get_submodule(path).weight.add_(scaling * (high @ low))
 
 
