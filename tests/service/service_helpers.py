@@ -1,9 +1,10 @@
 """A real `gqa serve` subprocess for the service tests; the app in this process over the real store (FastAPI's
-TestClient); a GQA_HOME of a test's own; and a tiny invented graph of restaurants whose question "what's on the
-kribble at Blue Door?" the zero-shot reader gets wrong: the question's word for the relation (the house's made-up
-word for its menu, which no encoder knows: the walk encoder learned "menu" from other graphs) is nothing like the
-relation's name ("served at"), so it answers where Blue Door is (Harbour Street) instead of what it serves
-(Mushroom Risotto), a node of the subgraph it retrieves."""
+TestClient); a GQA_HOME of a test's own; and a tiny invented graph of restaurants whose question "what's Blue Door's
+kribble?" the zero-shot reader gets wrong: the question's word for the relation (the house's made-up word for its
+menu, which no encoder knows: the walk encoder learned "menu" from other graphs) names no relation, so it answers
+who cooks there (Nora Quist) instead of what it serves (Mushroom Risotto), a node of the subgraph it retrieves.
+("what's on the kribble at Blue Door?" the walk encoder reads right: "on the … at" is how other graphs ask for
+what is served.)"""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
 
-MENU_QUESTION = "what's Blue Door's kribble?"  # the house's word for its menu: the zero-shot reader answers the street
+MENU_QUESTION = "what's Blue Door's kribble?"  # the house's word for its menu: the zero-shot reader answers the chef
 MENU_ANSWER = "Mushroom Risotto"
 MENU_TRIPLES = [
     ("Mushroom Risotto", "served at", "Blue Door"),
@@ -70,6 +71,9 @@ MENU_TRIPLES = [
     ("Fish Soup", "served at", "Green Gate"),
     ("Green Gate", "located in", "Harbour Street"),
     ("Green Gate", "owned by", "Ada Lindqvist"),
+    ("Nora Quist", "chef of", "Blue Door"),
+    ("Pavel Ruiz", "chef of", "Red Lantern"),
+    ("Lena Holt", "chef of", "Green Gate"),
 ]
 
 

@@ -1,7 +1,7 @@
 """It learns from the people who ask, end to end, without a restart: a real `gqa serve` over the real Neo4j and a
 real headless browser. A tiny invented graph of restaurants is asked "what's Blue Door's kribble?", whose
 word for the relation (the house's word for its menu) is nothing like the relation's name ("served at"): the
-zero-shot reader answers where Blue Door is. On the page the answer is marked wrong and the right node (Mushroom
+zero-shot reader answers who cooks there. On the page the answer is marked wrong and the right node (Mushroom
 Risotto) clicked in the drawing and sent; `gqa train --graph G` runs while the server keeps serving; the page
 notes that the models were updated, and the same question asked again in the page is answered right."""
 

@@ -40,7 +40,7 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     if general.config.adapter != "lora":
         pytest.skip("the shipped walk encoder has no adapters")
     view = view_of(TRIPLES, embedder)
-    questions = _questions(view, embedder, [(f"what's on the kribble at {p}?", p, d) for p, d in zip(PLACES, DISHES)]
+    questions = _questions(view, embedder, [(f"what's {p}'s kribble?", p, d) for p, d in zip(PLACES, DISHES)]
                            + [(f"who cooks at {p}?", p, f"Chef {i}") for i, p in enumerate(PLACES[:6])])
 
     def reader_for(lexicon, encoder):
@@ -57,7 +57,7 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     assert "intercept" in details["calibration"]  # the tuned reader's confidence, fitted on its held-out readings
     tuned = reader_for(None, WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
                                    onnx=False))
-    unseen = _questions(view, embedder, [("what's on the kribble at Blue Door?", "Blue Door", "Risotto")])[0]
+    unseen = _questions(view, embedder, [("what's Blue Door's kribble?", "Blue Door", "Risotto")])[0]
     reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
     assert view.node_texts[reading.answers[0]] == "Risotto"
 

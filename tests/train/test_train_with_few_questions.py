@@ -26,11 +26,11 @@ def test_a_few_own_questions_teach_the_graphs_words(store, cli_env):
     triples = cli_env / "kb.tsv"
     triples.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in RESTAURANTS))
     assert gqa("ingest", "triples", "--source", str(triples), "--graph", graph).returncode == 0
-    menu = "what's on the kribble at Blue Door?"  # the house's own word: no encoder knows it
+    menu = "what's Blue Door's kribble?"  # the house's own word: no encoder knows it
     assert sorted(_ask(graph, menu)["text"].split("|")) != ["Lemon Tart", "Mushroom Risotto"]
 
     own = cli_env / "own.tsv"
-    own.write_text("what's on the kribble at Red Lantern?\tFish Stew\t\ttrain\n"
+    own.write_text("what's Red Lantern's kribble?\tFish Stew\t\ttrain\n"
                    "who cooks at Red Lantern?\tTom Reed\t\ttrain\n")
     assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
     trained = gqa("train", "--graph", graph, "--synthetic-paths", "100")
@@ -50,7 +50,7 @@ def test_a_few_own_questions_teach_the_graphs_words(store, cli_env):
 
     # one more question, the graph unchanged: only the reader adapts again (no retriever training)
     with own.open("a") as more:  # a questions file's rows are keyed by their line: the file grows
-        more.write("what's on the kribble at Green Gate?\tPear Cake\t\ttrain\n")
+        more.write("what's Green Gate's kribble?\tPear Cake\t\ttrain\n")
     assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
     again = gqa("train", "--graph", graph)
     assert again.returncode == 0, again.stderr[-3000:]
