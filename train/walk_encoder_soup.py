@@ -58,7 +58,7 @@ def soup(parts: list[tuple[WalkEncoderConfig, dict]], candidates: int | None = N
         path = key[:-len(LORA_DOWN)]
         state[key] = torch.cat([s[key].float() for _, s in parts], dim=0).half().contiguous()
         state[path + LORA_UP] = torch.cat([s[path + LORA_UP].float() * (c.alpha / c.rank / len(parts))
-                                       for c, s in parts], dim=1).half().contiguous()
+                                           for c, s in parts], dim=1).half().contiguous()
     return config, state
 
 
