@@ -3,12 +3,15 @@ questions of stored graphs, fitted by logistic regression, checked leaving one g
 
     python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
+        [--also MORE/*.npz]
 
 `collect` asks each question through the product's retrieval and keeps, per answered question, its first answer's
 `answer_evidence` and whether that answer is gold (strict Hit@1). `fit` fits `Calibration` (support log-odds,
 the best walk's features standardized, an intercept; an L2 pull of `--l2` on the feature weights) on all files,
 and first prints what the same fit measures on each graph when that graph is left out: expected calibration
-error, and how often answers at 0.8 or more are right.
+error, and how often answers at 0.8 or more are right. Files given with `--also` are in every one of those fits
+and in the written one, but never left out: what they add to a fit is then measured on the same graphs as
+without them.
 """
 
 from __future__ import annotations
@@ -88,6 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
     f.add_argument("--l2", type=float, default=0.01)
+    f.add_argument("--also", type=Path, nargs="*", default=[],
+                   help="collect files always fitted on, never left out")
     args = parser.parse_args(argv)
     if args.command == "collect":
         data = collect(args.graph, _questions(args.questions), args.walk_encoder)
@@ -96,26 +101,30 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.out}: {len(data['right'])} answered questions, {data['right'].mean():.3f} right")
         return
     files = [np.load(path) for path in args.data]
-    support = np.concatenate([d["support"] for d in files])
-    walk = np.concatenate([d["walk"] for d in files])
-    right = np.concatenate([d["right"] for d in files])
+    also = [np.load(path) for path in args.also]
+    support = np.concatenate([d["support"] for d in files + also])
+    walk = np.concatenate([d["walk"] for d in files + also])
+    right = np.concatenate([d["right"] for d in files + also])
     graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files])
-    left_out = np.zeros(len(right))
+    measured = len(graph)  # the --also rows follow these and are never left out
+    fitted = np.ones(len(right), dtype=bool)
+    left_out = np.zeros(measured)
     for name in sorted(set(graph)):
         held = graph == name
-        calibration = fit(support[~held], walk[~held], right[~held], args.l2)
+        fitted[:measured] = ~held
+        calibration = fit(support[fitted], walk[fitted], right[fitted], args.l2)
         left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
-                          for s, w in zip(support[held], walk[held])]
-        sure = left_out[held] >= 0.8
-        print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
-              f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
-    sure = left_out >= 0.8
-    print(f"left out, all: ece {ece(left_out, right):.3f}, mean per graph "
-          f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in set(graph)]):.3f}, "
-          f"sure {sure.mean():.2f} of answers, {right[sure].mean():.3f} right")
+                          for s, w in zip(support[:measured][held], walk[:measured][held])]
+        truth, sure = right[:measured][held], left_out[held] >= 0.8
+        print(f"{name:40} {held.sum():4} right {truth.mean():.3f}  ece {ece(left_out[held], truth):.3f}"
+              f"  sure {sure.sum():3} right {truth[sure].mean() if sure.any() else float('nan'):.3f}")
+    truth, sure = right[:measured], left_out >= 0.8
+    print(f"left out, all: ece {ece(left_out, truth):.3f}, mean per graph "
+          f"{np.mean([ece(left_out[graph == g], truth[graph == g]) for g in set(graph)]):.3f}, "
+          f"sure {sure.mean():.2f} of answers, {truth[sure].mean():.3f} right")
     calibration = fit(support, walk, right, args.l2)
     calibration.save(args.out)
-    print(f"written {args.out} ({len(right)} answered questions of {len(set(graph))} graphs)")
+    print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")
 
 
 if __name__ == "__main__":

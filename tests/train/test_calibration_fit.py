@@ -26,3 +26,28 @@ def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_
     p = np.array([calibrated(AnswerEvidence(s, tuple(w)), calibration) for s, w in zip(support, walk)])
     assert ece(p, right.astype(float)) < 0.06
     assert ece(np.ones(n), right.astype(float)) > 0.3
+
+
+def _collected(path, graph: str, rng, n: int = 200) -> None:
+    support = rng.uniform(0.2, 1.0, n)
+    walk = np.zeros((n, len(FEATURES)))
+    walk[:, list(FEATURES).index("explained")] = rng.uniform(0.0, 1.0, n)
+    right = rng.uniform(size=n) < support
+    np.savez_compressed(path, support=support, walk=walk, right=right, graph=graph)
+
+
+def test_files_given_with_also_are_fitted_on_but_never_left_out(tmp_path, capsys):
+    from gretriever_neo4j.reader.confidence import Calibration
+    from gretriever_neo4j.train.calibration import main
+
+    rng = np.random.default_rng(1)
+    for graph in ("g-one", "g-two", "g-extra"):
+        _collected(tmp_path / f"{graph}.npz", graph, rng)
+    out, alone = tmp_path / "with.json", tmp_path / "alone.json"
+    main(["fit", str(tmp_path / "g-one.npz"), str(tmp_path / "g-two.npz"), "--also", str(tmp_path / "g-extra.npz"),
+          "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "g-one" in printed and "g-two" in printed and "g-extra" not in printed
+    assert "of 3 files" in printed
+    main(["fit", *(str(tmp_path / f"{g}.npz") for g in ("g-one", "g-two", "g-extra")), "--out", str(alone)])
+    assert Calibration.load(out) == Calibration.load(alone)  # the written fit is over every file either way
