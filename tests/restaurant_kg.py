@@ -1,7 +1,8 @@
 """A small restaurant graph as (head, relation, tail) triples, whose menus are `served at` relations: a word people
 use for them ("menu") is nothing like the relation's name, so the hand-set reader needs the graph's own questions
-to read it (`reader.lexicon`); the walk encoder learned "menu" from other graphs, but not a house's own word for it
-("kribble")."""
+to read it (`reader.lexicon`); the walk encoder learned "menu" from other graphs, but not a house's own made-up
+word ("kribble", used by the tests for the owner: a relation the general reader does not guess for an unknown
+word, as it has come to guess the menu)."""
 
 RESTAURANTS = [
     ("Mushroom Risotto", "served at", "Blue Door"), ("Lemon Tart", "served at", "Blue Door"),

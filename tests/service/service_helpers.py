@@ -1,10 +1,10 @@
 """A real `gqa serve` subprocess for the service tests; the app in this process over the real store (FastAPI's
 TestClient); a GQA_HOME of a test's own; and a tiny invented graph of restaurants whose question "what's Blue Door's
-kribble?" the zero-shot reader gets wrong: the question's word for the relation (the house's made-up word for its
-menu, which no encoder knows: the walk encoder learned "menu" from other graphs) names no relation, so it answers
-who cooks there (Nora Quist) instead of what it serves (Mushroom Risotto), a node of the subgraph it retrieves.
-("what's on the kribble at Blue Door?" the walk encoder reads right: "on the … at" is how other graphs ask for
-what is served.)"""
+kribble?" the zero-shot reader gets wrong: "kribble" is the house's made-up word for its owner, which names no
+relation and which no encoder knows, so the reader answers another neighbour of Blue Door (its dish or its chef:
+encoders trained on more graphs have guessed "menu" for an unknown possessive, as people mostly ask about one)
+instead of who owns it (Ada Lindqvist), a node of the subgraph it retrieves. The tests that use it assert that
+premise first, so a future encoder that guesses the owner makes them fail loudly, not pass unexamined."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
 
-MENU_QUESTION = "what's Blue Door's kribble?"  # the house's word for its menu: the zero-shot reader answers the chef
-MENU_ANSWER = "Mushroom Risotto"
+KRIBBLE_QUESTION = "what's Blue Door's kribble?"  # the house's word for its owner, which the zero-shot reader misreads
+KRIBBLE_ANSWER = "Ada Lindqvist"
 MENU_TRIPLES = [
     ("Mushroom Risotto", "served at", "Blue Door"),
     ("Blue Door", "located in", "Harbour Street"),

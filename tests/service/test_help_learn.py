@@ -17,8 +17,8 @@ from gretriever_neo4j.ingest.feedback import list_feedback
 from gretriever_neo4j.ingest.graphs import ingest
 
 from service_helpers import (
-    MENU_ANSWER,
-    MENU_QUESTION,
+    KRIBBLE_ANSWER,
+    KRIBBLE_QUESTION,
     Server,
     ask_in_page,
     home_of_its_own,
@@ -174,7 +174,7 @@ def test_the_page_marks_an_unsure_answer_and_lists_the_answers_to_judge(page_ser
             page = browser.new_page(viewport={"width": 1280, "height": 760})
             patched_answers(page, sureness)
             page.goto(f"{page_server.url}/?graph={graph}&llm=never")
-            shown = ask_in_page(page, MENU_QUESTION)
+            shown = ask_in_page(page, KRIBBLE_QUESTION)
             assert page.inner_text("#confidence") == "42% sure" and page.is_visible("#unsure-badge")
             assert page.is_visible("#feedback-verdict") and page.inner_text("#feedback-ask") == \
                 "Not sure: is this right?"
@@ -201,7 +201,7 @@ def test_the_page_marks_an_unsure_answer_and_lists_the_answers_to_judge(page_ser
             page.wait_for_function(f"!document.querySelector('{row}')")
             row = f"#learn-list li[data-retrieval=\"{waiting[2]}\"]"
             page.click(f"{row} .learn-wrong")
-            page.fill(f"{row} .learn-form input", MENU_ANSWER)
+            page.fill(f"{row} .learn-form input", KRIBBLE_ANSWER)
             page.click(f"{row} .learn-send")
             page.wait_for_function(f"!document.querySelector('{row}')")
             row = f"#learn-list li[data-retrieval=\"{waiting[0]}\"]"
@@ -225,6 +225,6 @@ def test_the_page_marks_an_unsure_answer_and_lists_the_answers_to_judge(page_ser
             browser.close()
     stored = {q.qid: q for q in list_feedback(store, graph)}
     assert stored[waiting[1]].votes_right == 1
-    assert stored[waiting[2]].answers == [MENU_ANSWER] and stored[waiting[2]].votes_wrong == 1
+    assert stored[waiting[2]].answers == [KRIBBLE_ANSWER] and stored[waiting[2]].votes_wrong == 1
     assert stored[waiting[0]].negative and stored[waiting[0]].votes_wrong == 1
     assert stored[shown["id"]].votes_right == 1

@@ -1,8 +1,8 @@
 """It learns from the people who ask, end to end, without a restart: a real `gqa serve` over the real Neo4j and a
 real headless browser. A tiny invented graph of restaurants is asked "what's Blue Door's kribble?", whose
-word for the relation (the house's word for its menu) is nothing like the relation's name ("served at"): the
-zero-shot reader answers who cooks there. On the page the answer is marked wrong and the right node (Mushroom
-Risotto) clicked in the drawing and sent; `gqa train --graph G` runs while the server keeps serving; the page
+word for the relation (the house's word for its owner) is nothing like the relation's name ("owned by"): the
+zero-shot reader answers another neighbour. On the page the answer is marked wrong and the right node (Ada
+Lindqvist) clicked in the drawing and sent; `gqa train --graph G` runs while the server keeps serving; the page
 notes that the models were updated, and the same question asked again in the page is answered right."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from gretriever_neo4j.ingest.feedback import list_feedback
 
 from cli_helpers import gqa
 from service_helpers import (
-    MENU_ANSWER,
-    MENU_QUESTION,
+    KRIBBLE_ANSWER,
+    KRIBBLE_QUESTION,
     Server,
     ask_in_page,
     click_node,
@@ -47,16 +47,16 @@ def test_a_wrong_answer_corrected_in_the_page_is_answered_right_after_gqa_train(
                 page.wait_for_function("window.gqaModels.seen !== null", timeout=30_000)
 
                 # 1. asked: the zero-shot reader answers wrong, and the right answer is a node of the subgraph
-                retrieval = ask_in_page(page, MENU_QUESTION)
+                retrieval = ask_in_page(page, KRIBBLE_QUESTION)
                 named = page.locator("#answer-nodes li .name").all_inner_texts()
                 first_reader = page.evaluate("window.gqaView.answer.models.reader")
-                assert named and MENU_ANSWER not in named, named
-                right = next(node for node in retrieval["nodes"] if node["text"] == MENU_ANSWER)
+                assert named and KRIBBLE_ANSWER not in named, named
+                right = next(node for node in retrieval["nodes"] if node["text"] == KRIBBLE_ANSWER)
 
                 # 2. wrong, the right node clicked in the drawing, sent: a train question of the graph
                 page.click("#answer-nodes li:first-child .fb-wrong")
                 click_node(page, right)
-                assert page.input_value("#feedback-answer") == MENU_ANSWER
+                assert page.input_value("#feedback-answer") == KRIBBLE_ANSWER
                 page.click("#feedback-send")
                 page.wait_for_function("window.gqaFeedback.last !== null", timeout=30_000)
                 assert page.evaluate("window.gqaFeedback.last.answers") == [right["key"]]
@@ -77,7 +77,7 @@ def test_a_wrong_answer_corrected_in_the_page_is_answered_right_after_gqa_train(
                 assert page.inner_text("#models-note").startswith("Models updated")
 
                 # 4. the same question again, in the same page, to the same server: answered right
-                again = ask_in_page(page, MENU_QUESTION)
+                again = ask_in_page(page, KRIBBLE_QUESTION)
                 named = page.locator("#answer-nodes li .name").all_inner_texts()
                 reader = page.evaluate("window.gqaView.answer.models.reader")
             finally:
@@ -85,4 +85,4 @@ def test_a_wrong_answer_corrected_in_the_page_is_answered_right_after_gqa_train(
     finally:
         server.stop()
     assert again["id"] != retrieval["id"]
-    assert named[:1] == [MENU_ANSWER], (named, first_reader, reader)
+    assert named[:1] == [KRIBBLE_ANSWER], (named, first_reader, reader)

@@ -13,7 +13,7 @@ from gretriever_neo4j.artifacts.registry import TrainedModels, models_dir
 from gretriever_neo4j.ingest.graphs import ingest
 from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
 
-from service_helpers import MENU_QUESTION, home_of_its_own, in_process_app, menu_record
+from service_helpers import KRIBBLE_QUESTION, home_of_its_own, in_process_app, menu_record
 
 pytestmark = pytest.mark.neo4j
 CREATED = "2026-11-28T10:00:00+0000"
@@ -31,7 +31,7 @@ def served(store, embedder, tmp_path, monkeypatch):
 
 
 def ask(client, graph: str) -> dict:
-    response = client.post("/api/ask", json={"question": MENU_QUESTION, "graph": graph, "llm_when": "never"})
+    response = client.post("/api/ask", json={"question": KRIBBLE_QUESTION, "graph": graph, "llm_when": "never"})
     assert response.status_code == 200, response.text
     return response.json()["answer"]
 

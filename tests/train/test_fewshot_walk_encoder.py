@@ -1,5 +1,5 @@
 """`train.fewshot.fewshot_walk_encoder`: the general walk encoder's adapters, tuned further on a graph's own
-questions, learn the graph's word for a relation ("kribble" for `served at`) that the general one never saw, and are
+questions, learn the graph's word for a relation ("kribble" for `owned by`) that the general one never saw, and are
 kept only where cross-validation on those questions measured them better; too few questions keep the general one."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     if general.config.adapter != "lora":
         pytest.skip("the shipped walk encoder has no adapters")
     view = view_of(TRIPLES, embedder)
-    questions = _questions(view, embedder, [(f"what's {p}'s kribble?", p, d) for p, d in zip(PLACES, DISHES)]
+    questions = _questions(view, embedder, [(f"what's {p}'s kribble?", p, f"Owner {i}") for i, p in enumerate(PLACES)]
                            + [(f"who cooks at {p}?", p, f"Chef {i}") for i, p in enumerate(PLACES[:6])])
 
     def reader_for(lexicon, encoder):
@@ -57,9 +57,9 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     assert "intercept" in details["calibration"]  # the tuned reader's confidence, fitted on its held-out readings
     tuned = reader_for(None, WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
                                    onnx=False))
-    unseen = _questions(view, embedder, [("what's Blue Door's kribble?", "Blue Door", "Risotto")])[0]
+    unseen = _questions(view, embedder, [("what's Blue Door's kribble?", "Blue Door", "Owner 0")])[0]
     reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
-    assert view.node_texts[reading.answers[0]] == "Risotto"
+    assert view.node_texts[reading.answers[0]] == "Owner 0"
 
     few, why = fewshot_walk_encoder(questions[:4], reader_for, general, settings)
     assert few is None and not why["adopted"] and "fewer than" in why["why"]

@@ -26,11 +26,11 @@ def test_a_few_own_questions_teach_the_graphs_words(store, cli_env):
     triples = cli_env / "kb.tsv"
     triples.write_text("".join(f"{h}\t{r}\t{t}\n" for h, r, t in RESTAURANTS))
     assert gqa("ingest", "triples", "--source", str(triples), "--graph", graph).returncode == 0
-    menu = "what's Blue Door's kribble?"  # the house's own word: no encoder knows it
-    assert sorted(_ask(graph, menu)["text"].split("|")) != ["Lemon Tart", "Mushroom Risotto"]
+    owner = "what's Blue Door's kribble?"  # the house's own word for its owner: no encoder knows it
+    assert _ask(graph, owner)["text"] != "Cora Vale"
 
     own = cli_env / "own.tsv"
-    own.write_text("what's Red Lantern's kribble?\tFish Stew\t\ttrain\n"
+    own.write_text("what's Red Lantern's kribble?\tIvo Marsh\t\ttrain\n"
                    "who cooks at Red Lantern?\tTom Reed\t\ttrain\n")
     assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
     trained = gqa("train", "--graph", graph, "--synthetic-paths", "100")
@@ -42,15 +42,15 @@ def test_a_few_own_questions_teach_the_graphs_words(store, cli_env):
     fewshot = manifest["details"]["fewshot"]
     assert fewshot["questions"] == 2 and fewshot["adopted"] and fewshot["after"] >= fewshot["before"]
     lexicon = json.loads((folder / "lexicon.json").read_text())
-    assert {"gram": "kribble", "relation": "served at"} in [{k: e[k] for k in ("gram", "relation")}
+    assert {"gram": "kribble", "relation": "owned by"} in [{k: e[k] for k in ("gram", "relation")}
                                                          for e in lexicon["entries"]]
-    answer = _ask(graph, menu)
-    assert sorted(answer["text"].split("|")) == ["Lemon Tart", "Mushroom Risotto"]
+    answer = _ask(graph, owner)
+    assert answer["text"] == "Cora Vale"
     assert "adapted to 2 questions" in answer["models"]["reader"]
 
     # one more question, the graph unchanged: only the reader adapts again (no retriever training)
     with own.open("a") as more:  # a questions file's rows are keyed by their line: the file grows
-        more.write("what's Green Gate's kribble?\tPear Cake\t\ttrain\n")
+        more.write("kribble of Blue Door\tCora Vale\t\ttrain\n")
     assert gqa("ingest", "questions", "--graph", graph, "--source", str(own)).returncode == 0
     again = gqa("train", "--graph", graph)
     assert again.returncode == 0, again.stderr[-3000:]
