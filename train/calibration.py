@@ -105,23 +105,24 @@ def main(argv: list[str] | None = None) -> None:
     support = np.concatenate([d["support"] for d in files + also])
     walk = np.concatenate([d["walk"] for d in files + also])
     right = np.concatenate([d["right"] for d in files + also])
-    graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files])
-    measured = len(graph)  # the --also rows follow these and are never left out
-    fitted = np.ones(len(right), dtype=bool)
-    left_out = np.zeros(measured)
-    for name in sorted(set(graph)):
+    # the --also rows are named "": in every fit, never held out nor measured
+    graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files]
+                           + [np.full(len(d["right"]), "") for d in also])
+    measured = graph != ""
+    left_out = np.zeros(len(right))
+    names = sorted(set(graph[measured]))
+    for name in names:
         held = graph == name
-        fitted[:measured] = ~held
-        calibration = fit(support[fitted], walk[fitted], right[fitted], args.l2)
+        calibration = fit(support[~held], walk[~held], right[~held], args.l2)
         left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
-                          for s, w in zip(support[:measured][held], walk[:measured][held])]
-        truth, sure = right[:measured][held], left_out[held] >= 0.8
-        print(f"{name:40} {held.sum():4} right {truth.mean():.3f}  ece {ece(left_out[held], truth):.3f}"
-              f"  sure {sure.sum():3} right {truth[sure].mean() if sure.any() else float('nan'):.3f}")
-    truth, sure = right[:measured], left_out >= 0.8
-    print(f"left out, all: ece {ece(left_out, truth):.3f}, mean per graph "
-          f"{np.mean([ece(left_out[graph == g], truth[graph == g]) for g in set(graph)]):.3f}, "
-          f"sure {sure.mean():.2f} of answers, {truth[sure].mean():.3f} right")
+                          for s, w in zip(support[held], walk[held])]
+        sure = left_out[held] >= 0.8
+        print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
+              f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
+    sure = left_out[measured] >= 0.8
+    print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
+          f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
+          f"sure {sure.mean():.2f} of answers, {right[measured][sure].mean():.3f} right")
     calibration = fit(support, walk, right, args.l2)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
-from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+from gretriever_neo4j.reader.confidence import AnswerEvidence, Calibration, calibrated
 from gretriever_neo4j.reader.signature_weights import FEATURES
-from gretriever_neo4j.train.calibration import fit
+from gretriever_neo4j.train.calibration import fit, main
 
 
 def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_on_its_data():
@@ -37,9 +37,6 @@ def _collected(path, graph: str, rng, n: int = 200) -> None:
 
 
 def test_files_given_with_also_are_fitted_on_but_never_left_out(tmp_path, capsys):
-    from gretriever_neo4j.reader.confidence import Calibration
-    from gretriever_neo4j.train.calibration import main
-
     rng = np.random.default_rng(1)
     for graph in ("g-one", "g-two", "g-extra"):
         _collected(tmp_path / f"{graph}.npz", graph, rng)
