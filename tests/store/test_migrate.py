@@ -29,11 +29,13 @@ _UNSET_LAYOUT = "MATCH (m:GqaMeta {id: 'schema'}) REMOVE m.layout"
 _EDGE_VECTORS = "MATCH ()-[r:REL {graph: $graph}]->() RETURN count(r) AS edges, count(r.embedding) AS vectors"
 
 
-def _kg(graph: str) -> GraphRecord:
-    films = [f"film {i}" for i in range(12)]
-    edges = [Edge(f, "directed_by", f"director {i % 3}") for i, f in enumerate(films)]
+def _kg(graph: str, word: str = "") -> GraphRecord:
+    """Twelve films with directors, years and actors; `word` starts every name, so that no other graph of the test
+    store holds the same texts (the node index ranks all graphs together and breaks exact ties as it likes)."""
+    films = [f"{word}film {i}" for i in range(12)]
+    edges = [Edge(f, "directed_by", f"{word}director {i % 3}") for i, f in enumerate(films)]
     edges += [Edge(f, "release_year", str(1990 + i % 4)) for i, f in enumerate(films)]
-    edges += [Edge(f, "starred_actors", f"actor {i % 5}") for i, f in enumerate(films)]
+    edges += [Edge(f, "starred_actors", f"{word}actor {i % 5}") for i, f in enumerate(films)]
     keys = sorted({k for e in edges for k in (e.src, e.dst)})
     return GraphRecord(graph_id=graph, dataset=graph, kind="kg", nodes=[Node(k, k) for k in keys], edges=edges)
 
@@ -73,9 +75,9 @@ def test_a_store_with_per_edge_vectors_migrates_with_counts_equal(store, embedde
 
 def test_a_node_index_built_with_neo4j_defaults_is_rebuilt_and_finds_the_same_seeds(store, embedder):
     graph = f"{store.test_prefix}-index"
-    ingest([_kg(graph)], store, embedder.embed, dataset=graph)
+    ingest([_kg(graph, "quillon ")], store, embedder.embed, dataset=graph)
     dim = store.embedder_info()[1]
-    vector = embedder.embed(["who directed film 4"])[0]
+    vector = embedder.embed(["who directed quillon film 4"])[0]
     store.rebuild_node_index(dim, build={})  # what an earlier gqa built: Neo4j's default HNSW settings (ef 100)
     assert store.node_index_outdated()
     before = _best(store.seed_nodes(vector, 5, graph), 5)
