@@ -4,6 +4,7 @@ questions of stored graphs, fitted by logistic regression, checked leaving one g
     python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
         [--also MORE/*.npz]
+    python -m train.calibration measure DIR/*.npz [--calibration FILE] [--out result.json]
 
 `collect` asks each question through the product's retrieval and keeps, per answered question, its first answer's
 `answer_evidence` and whether that answer is gold (strict Hit@1). `fit` fits `Calibration` (support log-odds,
@@ -11,12 +12,17 @@ the best walk's features standardized, an intercept; an L2 pull of `--l2` on the
 and first prints what the same fit measures on each graph when that graph is left out: expected calibration
 error, and how often answers at 0.8 or more are right. Files given with `--also` are in every one of those fits
 and in the written one, but never left out: what they add to a fit is then measured on the same graphs as
-without them.
+without them. `measure` scores a written calibration (by default the shipped one) on collect files it was not
+fitted on, per graph and pooled: the check on graphs a fit never saw, read by an encoder that never saw them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -74,6 +80,31 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
                    means=tuple(round(float(v), 4) for v in means), scales=tuple(round(float(v), 4) for v in scales))
 
 
+def measure(files, calibration) -> dict:
+    """ECE, answers at 0.8 or more (their share and how many are right), accuracy and mean confidence, per graph
+    and over all the files' answers, of `calibration` on collect files."""
+    from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+
+    def scores(p: np.ndarray, right: np.ndarray) -> dict:
+        sure = p >= 0.8
+        return {"answered": int(len(right)), "strict_hit1": round(float(right.mean()), 4),
+                "mean_confidence": round(float(p.mean()), 4), "ece": round(ece(p, right), 4),
+                "sure_share": round(float(sure.mean()), 4),
+                "sure_right": round(float(right[sure].mean()), 4) if sure.any() else None}
+
+    per_graph, pooled_p, pooled_right = {}, [], []
+    for data in files:
+        p = np.asarray([calibrated(AnswerEvidence(s, tuple(w)), calibration)
+                        for s, w in zip(data["support"], data["walk"])], dtype=float)
+        right = np.asarray(data["right"], dtype=bool)
+        per_graph[str(data["graph"])] = scores(p, right)
+        pooled_p.append(p)
+        pooled_right.append(right)
+    return {"pooled": scores(np.concatenate(pooled_p), np.concatenate(pooled_right)),
+            "mean_ece_per_graph": round(float(np.mean([g["ece"] for g in per_graph.values()])), 4),
+            "per_graph": per_graph}
+
+
 def main(argv: list[str] | None = None) -> None:
     from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
 
@@ -93,7 +124,29 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--l2", type=float, default=0.01)
     f.add_argument("--also", type=Path, nargs="*", default=[],
                    help="collect files always fitted on, never left out")
+    m = sub.add_parser("measure")
+    m.add_argument("data", type=Path, nargs="+")
+    m.add_argument("--calibration", type=Path, default=None, help="a written fit (default: the one that ships)")
+    m.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
+    if args.command == "measure":
+        from gretriever_neo4j.reader.confidence import CALIBRATION, Calibration
+
+        result = measure([np.load(path) for path in args.data],
+                         Calibration.load(args.calibration) if args.calibration else CALIBRATION)
+        for name, row in result["per_graph"].items():
+            sure_right = "-" if row["sure_right"] is None else f"{row['sure_right']:.3f}"
+            print(f"{name:40} {row['answered']:4} right {row['strict_hit1']:.3f}  ece {row['ece']:.3f}"
+                  f"  sure {row['sure_share']:.2f} right {sure_right}")
+        pooled = result["pooled"]
+        print(f"all: ece {pooled['ece']:.3f}, mean per graph {result['mean_ece_per_graph']:.3f}, sure "
+              f"{pooled['sure_share']:.2f} of answers, {pooled['sure_right'] or 0:.3f} right")
+        if args.out:
+            head = {"command": " ".join(["python -m train.calibration", *(argv if argv is not None else sys.argv[1:])]),
+                    "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+                    "calibration": str(args.calibration or "shipped")}
+            args.out.write_text(json.dumps({**head, **result}, indent=1) + "\n")
+        return
     if args.command == "collect":
         data = collect(args.graph, _questions(args.questions), args.walk_encoder)
         args.out.parent.mkdir(parents=True, exist_ok=True)

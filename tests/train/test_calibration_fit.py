@@ -3,6 +3,8 @@ features."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
@@ -48,3 +50,22 @@ def test_files_given_with_also_are_fitted_on_but_never_left_out(tmp_path, capsys
     assert "of 3 files" in printed
     main(["fit", *(str(tmp_path / f"{g}.npz") for g in ("g-one", "g-two", "g-extra")), "--out", str(alone)])
     assert Calibration.load(out) == Calibration.load(alone)  # the written fit is over every file either way
+
+
+def test_measure_scores_a_written_fit_on_files_it_was_not_fitted_on(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    for graph in ("g-fit", "g-new"):
+        _collected(tmp_path / f"{graph}.npz", graph, rng)
+    written, out = tmp_path / "fit.json", tmp_path / "measured.json"
+    main(["fit", str(tmp_path / "g-fit.npz"), "--out", str(written)])
+    main(["measure", str(tmp_path / "g-new.npz"), "--calibration", str(written), "--out", str(out)])
+    assert "g-new" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["command"].startswith("python -m train.calibration measure") and result["calibration"] == str(written)
+    new = np.load(tmp_path / "g-new.npz")
+    p = np.array([calibrated(AnswerEvidence(s, tuple(w)), Calibration.load(written))
+                  for s, w in zip(new["support"], new["walk"])])
+    assert result["pooled"]["ece"] == round(ece(p, new["right"]), 4) == result["per_graph"]["g-new"]["ece"]
+    assert result["pooled"]["answered"] == 200 and result["pooled"]["strict_hit1"] == round(new["right"].mean(), 4)
+    sure = p >= 0.8
+    assert result["pooled"]["sure_right"] == round(new["right"][sure].mean(), 4) and sure.any()
