@@ -30,6 +30,8 @@ import numpy as np
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
 
+SURE = 0.8  # an answer this likely right or more counts as shown sure, in what `fit` and `measure` print
+
 
 def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None
             ) -> dict[str, np.ndarray]:
@@ -86,7 +88,7 @@ def measure(files, calibration) -> dict:
     from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
 
     def scores(p: np.ndarray, right: np.ndarray) -> dict:
-        sure = p >= 0.8
+        sure = p >= SURE
         return {"answered": int(len(right)), "strict_hit1": round(float(right.mean()), 4),
                 "mean_confidence": round(float(p.mean()), 4), "ece": round(ece(p, right), 4),
                 "sure_share": round(float(sure.mean()), 4),
@@ -169,10 +171,10 @@ def main(argv: list[str] | None = None) -> None:
         calibration = fit(support[~held], walk[~held], right[~held], args.l2)
         left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
                           for s, w in zip(support[held], walk[held])]
-        sure = left_out[held] >= 0.8
+        sure = left_out[held] >= SURE
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
               f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
-    sure = left_out[measured] >= 0.8
+    sure = left_out[measured] >= SURE
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
           f"sure {sure.mean():.2f} of answers, {right[measured][sure].mean():.3f} right")
