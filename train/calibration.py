@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
+
+from .run_record import run_record
 
 SURE = 0.8  # an answer this likely right or more counts as shown sure, in what `fit` and `measure` print
 
@@ -136,18 +135,18 @@ def main(argv: list[str] | None = None) -> None:
 
         result = measure([np.load(path) for path in args.data],
                          Calibration.load(args.calibration) if args.calibration else CALIBRATION)
+        def share(value: float | None) -> str:  # no answer was sure: no share of them is right
+            return "-" if value is None else f"{value:.3f}"
+
         for name, row in result["per_graph"].items():
-            sure_right = "-" if row["sure_right"] is None else f"{row['sure_right']:.3f}"
             print(f"{name:40} {row['answered']:4} right {row['strict_hit1']:.3f}  ece {row['ece']:.3f}"
-                  f"  sure {row['sure_share']:.2f} right {sure_right}")
+                  f"  sure {row['sure_share']:.2f} right {share(row['sure_right'])}")
         pooled = result["pooled"]
         print(f"all: ece {pooled['ece']:.3f}, mean per graph {result['mean_ece_per_graph']:.3f}, sure "
-              f"{pooled['sure_share']:.2f} of answers, {pooled['sure_right'] or 0:.3f} right")
+              f"{pooled['sure_share']:.2f} of answers, {share(pooled['sure_right'])} right")
         if args.out:
-            head = {"command": " ".join(["python -m train.calibration", *(argv if argv is not None else sys.argv[1:])]),
-                    "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-                    "calibration": str(args.calibration or "shipped")}
-            args.out.write_text(json.dumps({**head, **result}, indent=1) + "\n")
+            record = {**run_record("calibration", argv), "calibration": str(args.calibration or "shipped")}
+            args.out.write_text(json.dumps({**record, **result}, indent=1) + "\n")
         return
     if args.command == "collect":
         data = collect(args.graph, _questions(args.questions), args.walk_encoder)

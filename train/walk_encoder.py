@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import sys
 import time
@@ -45,6 +43,8 @@ from gretriever_neo4j.reader.walk_encoder import (
     tuned_layers,
     with_lora,
 )
+
+from .run_record import run_record
 
 LEARNING_RATES = {"lora": 5e-4, "layers": 5e-5}  # per kind of tuning (docs/learned-reader.md: what each measured)
 
@@ -201,9 +201,8 @@ def main(argv: list[str] | None = None) -> None:
     model = fine_tune(trainable(model, config), train, config)
     tuned = similarities(model, test)
     graphs = sorted({q.graph for q in test})
-    result = {"command": " ".join(["python -m train.walk_encoder", *(argv if argv is not None else sys.argv[1:])]),
-              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
-              "config": asdict(config), "train_files": [p.name for p in train_paths], "train_questions": len(train),
+    result = {**run_record("walk_encoder", argv), "config": asdict(config),
+              "train_files": [p.name for p in train_paths], "train_questions": len(train),
               "test_questions": len(test), "measured": []}
     for name, sims in (("frozen", frozen), ("tuned", tuned)) if test else ():
         for weight in WEIGHTS:
