@@ -5,17 +5,21 @@ CLI, so that its settings can be chosen on read graphs in minutes.
 For each collect file: its questions in a seeded order, the first N tune the encoder's adapters further (from
 ENCODER, a saved walk encoder with low-rank adapters), the rest are measured. The measure is the share of them
 whose walk of best reader score plus *weight* times the encoder's similarity reaches a gold answer
-(`train.walk_encoder.choice_hit`), for the encoder as saved ("general") and tuned ("e<epochs>@<weight>").
+(`train.walk_encoder.choice_hit`), for the encoder as saved ("general") and tuned ("e<epochs>@<weight>", or
+"L<layers>e<epochs>@<weight>" where only the adapters of the last <layers> layers are tuned), with the seconds the
+tuning took ("seconds …").
 
-    python bench/fewshot_offline.py ENCODER DATA/*.npz [--questions 25] [--epochs 4] [--weights 4] [--seed 0]
-        [--out bench/results/walk_encoder/fewshot_offline.json]
+    python bench/fewshot_offline.py ENCODER DATA/*.npz [--questions 25] [--epochs 4] [--layers 2] [--weights 4]
+        [--seed 0] [--out bench/results/walk_encoder/fewshot_offline.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -37,12 +41,15 @@ def main() -> None:
     parser.add_argument("data", type=Path, nargs="+", help="train.general_reader collect files, one per graph")
     parser.add_argument("--questions", type=int, default=25, help="the graph's own questions it is tuned on")
     parser.add_argument("--epochs", default=str(EncoderAdaptation.epochs), help="comma-separated")
+    parser.add_argument("--layers", default=str(EncoderAdaptation.layers or "all"),
+                        help="comma-separated: the last layers whose adapters are tuned, or 'all'")
     parser.add_argument("--weights", default="4", help="the similarity's weights, comma-separated")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "walk_encoder" / "fewshot_offline.json")
     args = parser.parse_args()
     epochs = [int(e) for e in args.epochs.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
+    layer_choices = [None if x == "all" else int(x) for x in args.layers.split(",")]
 
     config, state = read_saved(args.encoder)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
@@ -56,12 +63,15 @@ def main() -> None:
         test = [questions[i] for i in order[args.questions:]]
         sims = similarities(general, test)
         result = {"held_out_questions": len(test), **{f"general@{w:g}": choice_hit(test, sims, w) for w in weights}}
-        for e in epochs:
+        for layers, e in itertools.product(layer_choices, epochs):
             model = with_lora(copy.deepcopy(base), config, state)
+            started = time.perf_counter()
             fine_tune(model, train, EncoderConfig(epochs=e, learning_rate=adaptation.learning_rate,
-                                                  batch=adaptation.batch, seed=adaptation.seed), log=False)
+                                                  batch=adaptation.batch, seed=adaptation.seed), log=False, top=layers)
+            name = f"e{e}" if layers is None else f"L{layers}e{e}"
+            result[f"seconds {name}"] = round(time.perf_counter() - started, 1)
             sims = similarities(model, test)
-            result |= {f"e{e}@{w:g}": choice_hit(test, sims, w) for w in weights}
+            result |= {f"{name}@{w:g}": choice_hit(test, sims, w) for w in weights}
         per_graph[path.stem] = result
         print(path.stem, {k: round(v, 3) for k, v in result.items()}, flush=True)
     keys = [k for k in next(iter(per_graph.values())) if k != "held_out_questions"]

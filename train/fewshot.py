@@ -121,12 +121,14 @@ class EncoderAdaptation:
     (`fewshot_walk_encoder`)."""
 
     folds: int = 3  # cross-validation folds
-    epochs: int = 4
+    epochs: int = 8
     learning_rate: float = 5e-4
     batch: int = 8  # questions per optimizer step
     min_questions: int = 10  # with fewer, the general encoder as it is: too few to tell a gain from chance
     candidates: int = 8  # walks per question tuned on (the encoder may read more: its own `candidates`); 8 keeps
     # a warm `gqa train` within its two minutes
+    layers: int | None = 2  # the last layers whose adapters are tuned further, the lower ones' kept and what they
+    # compute read once per text (`train.walk_encoder.fine_tune`'s `top`); None: all
     seed: int = 0
 
     def to_dict(self) -> dict:
@@ -196,7 +198,8 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
 
     def tuned(rows):
         model = with_lora(copy.deepcopy(base), config, state)
-        return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False)
+        return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False,
+                         top=settings.layers)
 
     before, after, evidence = [False] * n, [False] * n, [None] * n
     order = np.random.default_rng(settings.seed).permutation(n)

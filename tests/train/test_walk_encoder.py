@@ -51,3 +51,31 @@ def test_tuning_teaches_a_phrasing_and_leaves_the_frozen_layers_alone(config):
     assert choice_hit(train, after, 1.0) == 1.0
     assert choice_hit(asked, similarities(model, asked), 1.0) >= 0.5  # a sense of the new phrasings, not all
     assert np.array_equal(next(model[0].auto_model.embeddings.parameters()).detach(), frozen_first)
+
+
+@pytest.mark.slow
+def test_tuning_the_last_layers_alone_reads_the_lower_ones_once_and_changes_nothing_below():
+    """`fine_tune(top=2)` runs the last two layers on what the four below computed once: the vectors are the whole
+    model's (texts of other lengths padded together), only the last two layers' adapters move, and the model has
+    all its layers again afterwards."""
+    import torch
+
+    from gretriever_neo4j.train.walk_encoder import _LowerLayers
+
+    config = EncoderConfig(adapter="lora", rank=8, epochs=4, batch=2, learning_rate=1e-3)
+    model = trainable(load_encoder(), config).eval()
+    texts = ["who heads X", "what is the principal investigator of the project that X funds", *WALKS]
+    whole = model.encode(texts, convert_to_tensor=True)
+    with _LowerLayers(model, 2, texts) as lower, torch.no_grad():
+        features = model.preprocess(texts)
+        lower.feed(texts, features)
+        assert len(model[0].auto_model.encoder.layer) == 2
+        alone = model(features)["sentence_embedding"]
+    assert torch.allclose(whole, alone, atol=1e-5)
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if "lora" in name}
+    train = [_question("who heads X", 0), _question("who pays for X", 1), _question("who leads X", 0)]
+    fine_tune(model, train, config, log=False, top=2)
+    assert len(model[0].auto_model.encoder.layer) == 6
+    moved = {name for name, p in model.named_parameters() if name in before and not torch.equal(p, before[name])}
+    assert moved and all(".layer.4." in name or ".layer.5." in name for name in moved), sorted(moved)[:4]
+    assert any(".layer.5." in name for name in moved)
