@@ -173,7 +173,7 @@ class _LowerLayers:
     def __init__(self, model, top: int, texts: list[str], batch: int = 64):
         import torch
 
-        self.model, self.top = model, top
+        self.top = top
         self.bert = model[0].auto_model
         self.bert = self.bert.get_base_model() if hasattr(self.bert, "get_base_model") else self.bert
         self.states: dict[str, torch.Tensor] = {}
