@@ -10,7 +10,7 @@ what its cross-validations on the N questions measured (the lexicon: `cv_before`
 encoder tuned on them: `encoder_cv_before`, `encoder_cv_after`, `encoder_adopted`). Misses are not written: the sets
 measured here are held out.
 
-    python bench/fewshot.py [--set tenth] [--graph NAME] [--n 25,100] [--out bench/results/fewshot.json]
+    python bench/fewshot.py [--set tenth] [--graph NAME[,NAME…]] [--n 25,100] [--out bench/results/fewshot.json]
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _manifest(graph: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", default="tenth", help="comma-separated sets of bench/data/fictional")
-    parser.add_argument("--graph", default=None)
+    parser.add_argument("--graph", default=None, help="comma-separated graphs of the sets [default: all]")
     parser.add_argument("--n", default="25,100", help="own questions, comma-separated, ascending")
     parser.add_argument("--out", type=Path, default=RESULTS / "fewshot.json")
     args = parser.parse_args()
@@ -78,7 +78,7 @@ def main() -> None:
         work = Path(folder)
         for set_name in args.set.split(","):
             for name in SETS[set_name]["graphs"]:
-                if args.graph not in (None, name):
+                if args.graph and name not in args.graph.split(","):
                     continue
                 source, questions = load(set_name, name)
                 random.Random(0).shuffle(questions)
