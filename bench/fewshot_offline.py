@@ -9,7 +9,7 @@ whose walk of best reader score plus *weight* times the encoder's similarity rea
 "L<layers>e<epochs>@<weight>" where only the adapters of the last <layers> layers are tuned), with the seconds the
 tuning took ("seconds …").
 
-    python bench/fewshot_offline.py ENCODER DATA/*.npz [--questions 25] [--epochs 4] [--layers 2] [--weights 4]
+    python bench/fewshot_offline.py ENCODER DATA/*.npz [--questions 25] [--epochs 8] [--layers 2] [--weights 4]
         [--seed 0] [--out bench/results/walk_encoder/fewshot_offline.json]
 """
 
