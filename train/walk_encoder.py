@@ -121,7 +121,7 @@ def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig, log=T
 
     `top`: only what is trainable in the last `top` layers is tuned, the rest frozen; what the layers below compute
     is read once per text (`_LowerLayers`) and each step runs the last `top` alone, a third of the work for 2 of
-    MiniLM's 6 (what lets `gqa train` tune on a graph's questions within its two minutes)."""
+    MiniLM's 6 (docs/feedback.md: what it saves `gqa train`)."""
     import torch
 
     torch.manual_seed(config.seed)
@@ -174,8 +174,7 @@ class _LowerLayers:
         import torch
 
         self.top = top
-        self.bert = model[0].auto_model
-        self.bert = self.bert.get_base_model() if hasattr(self.bert, "get_base_model") else self.bert
+        self.bert = model[0].auto_model  # with adapters too, the encoder itself (as `tuned_layers` reads it)
         self.states: dict[str, torch.Tensor] = {}
         self._fed = None
         distinct = list(dict.fromkeys(texts))
