@@ -7,10 +7,12 @@ ENCODER, a saved walk encoder with low-rank adapters), the rest are measured. Th
 whose walk of best reader score plus *weight* times the encoder's similarity reaches a gold answer
 (`train.walk_encoder.choice_hit`), for the encoder as saved ("general") and tuned ("e<epochs>@<weight>", or
 "L<layers>e<epochs>@<weight>" where only the adapters of the last <layers> layers are tuned), with the seconds the
-tuning took ("seconds …").
+tuning took ("seconds …"). With `--final soup`, also the mean of the cross-validation's fold encoders, each tuned on
+the N questions less one fold ("soup…": what `gqa train` keeps instead of tuning once more on all N where
+`EncoderAdaptation.final` is "soup"; its seconds are the folds').
 
     python bench/fewshot_offline.py ENCODER DATA/*.npz [--questions 25] [--epochs 8] [--layers 2] [--weights 4]
-        [--seed 0] [--out bench/results/walk_encoder/fewshot_offline.json]
+        [--final tuned,soup] [--seed 0] [--out bench/results/walk_encoder/fewshot_offline.json]
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ def main() -> None:
     from sentence_transformers import SentenceTransformer
 
     from gretriever_neo4j.embedding.embedder import resolve_model_location
-    from gretriever_neo4j.reader.walk_encoder import read_saved, with_lora
+    from gretriever_neo4j.reader.walk_encoder import read_saved, tuned_state, with_lora
     from train.fewshot import EncoderAdaptation
     from train.walk_encoder import EncoderConfig, choice_hit, fine_tune, similarities, walk_questions
+    from train.walk_encoder_soup import soup
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("encoder", type=Path, help="a saved walk encoder folder (low-rank adapters)")
@@ -44,12 +47,15 @@ def main() -> None:
     parser.add_argument("--layers", default=str(EncoderAdaptation.layers or "all"),
                         help="comma-separated: the last layers whose adapters are tuned, or 'all'")
     parser.add_argument("--weights", default="4", help="the similarity's weights, comma-separated")
+    parser.add_argument("--final", default="tuned", help="comma-separated: 'tuned' (once more on all N), 'soup' "
+                        "(the mean of the fold encoders)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS / "walk_encoder" / "fewshot_offline.json")
     args = parser.parse_args()
     epochs = [int(e) for e in args.epochs.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
     layer_choices = [None if x == "all" else int(x) for x in args.layers.split(",")]
+    finals = args.final.split(",")
 
     config, state = read_saved(args.encoder)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
@@ -64,14 +70,29 @@ def main() -> None:
         sims = similarities(general, test)
         result = {"held_out_questions": len(test), **{f"general@{w:g}": choice_hit(test, sims, w) for w in weights}}
         for layers, e in itertools.product(layer_choices, epochs):
-            model = with_lora(copy.deepcopy(base), config, state)
-            started = time.perf_counter()
-            fine_tune(model, train, EncoderConfig(epochs=e, learning_rate=adaptation.learning_rate,
-                                                  batch=adaptation.batch, seed=adaptation.seed), log=False, top=layers)
             name = f"e{e}" if layers is None else f"L{layers}e{e}"
-            result[f"seconds {name}"] = round(time.perf_counter() - started, 1)
-            sims = similarities(model, test)
-            result |= {f"{name}@{w:g}": choice_hit(test, sims, w) for w in weights}
+            tuning = EncoderConfig(epochs=e, learning_rate=adaptation.learning_rate, batch=adaptation.batch,
+                                   seed=adaptation.seed)
+
+            def tuned(on, tuning=tuning, layers=layers):
+                return fine_tune(with_lora(copy.deepcopy(base), config, state), on, tuning, log=False, top=layers)
+
+            if "tuned" in finals:
+                started = time.perf_counter()
+                model = tuned(train)
+                result[f"seconds {name}"] = round(time.perf_counter() - started, 1)
+                sims = similarities(model, test)
+                result |= {f"{name}@{w:g}": choice_hit(test, sims, w) for w in weights}
+            if "soup" in finals:
+                started = time.perf_counter()
+                folds = adaptation.folds
+                parts = [(config, tuned_state(tuned([q for i, q in enumerate(train) if i % folds != fold]), config))
+                         for fold in range(folds)]
+                mean_config, mean_state = soup(parts)
+                model = with_lora(copy.deepcopy(base), mean_config, mean_state).eval()
+                result[f"seconds soup{name}"] = round(time.perf_counter() - started, 1)
+                sims = similarities(model, test)
+                result |= {f"soup{name}@{w:g}": choice_hit(test, sims, w) for w in weights}
         per_graph[path.stem] = result
         print(path.stem, {k: round(v, 3) for k, v in result.items()}, flush=True)
     keys = [k for k in next(iter(per_graph.values())) if k != "held_out_questions"]

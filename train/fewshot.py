@@ -129,7 +129,13 @@ class EncoderAdaptation:
     # a warm `gqa train` within its two minutes
     layers: int | None = 2  # the last layers whose adapters are tuned further, the lower ones' kept and what they
     # compute read once per text (`train.walk_encoder.fine_tune`'s `top`); None: all
+    final: str = "soup"  # what is kept where cross-validation measured a gain: "soup", the mean of the folds'
+    # encoders (`train.walk_encoder_soup`; no tuning after the folds), or "tuned", tuned once more on every question
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.final not in ("soup", "tuned"):
+            raise ValueError(f"EncoderAdaptation.final: 'soup' or 'tuned', not {self.final!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -160,9 +166,11 @@ def walk_example(reading, question: AnsweredQuestion, weights, candidates: int):
 def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Callable, general,
                          settings: EncoderAdaptation | None = None, lexicon_of: Callable | None = None,
                          readings: Sequence | None = None):
-    """(model, details): the general walk encoder (`general`, a `reader.walk_encoder.WalkEncoder` loaded from
-    low-rank adapters) tuned further on the graph's `questions`, or None where cross-validation on them measured
-    it no better than the general one.
+    """(saved, details): the general walk encoder (`general`, a `reader.walk_encoder.WalkEncoder` loaded from
+    low-rank adapters) tuned further on the graph's `questions`, as the (config, tensors) that
+    `reader.walk_encoder.write_saved` writes, or None where cross-validation on them measured it no better than the
+    general one. What is kept is the mean of the folds' encoders (`settings.final` "soup"; each was tuned on all
+    the questions but its fold, so together they saw every question) or one tuned again on all of them ("tuned").
     `reader_for(lexicon, encoder)` makes the reader as `gqa ask` would read with them; `lexicon_of(rows)` is the
     graph's lexicon learned from those questions alone (None: the graph keeps none), so that each fold is read with
     a lexicon that did not see it, by either encoder. `readings`: the questions as `reader_for(None, general)`
@@ -174,9 +182,10 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
     from gretriever_neo4j.embedding.embedder import resolve_model_location
     from gretriever_neo4j.reader import read
     from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence
-    from gretriever_neo4j.reader.walk_encoder import WalkEncoder, read_saved, with_lora
+    from gretriever_neo4j.reader.walk_encoder import WalkEncoder, read_saved, tuned_state, with_lora
 
     from .walk_encoder import EncoderConfig, fine_tune
+    from .walk_encoder_soup import soup
 
     settings = settings or EncoderAdaptation()
     started = time.perf_counter()
@@ -201,14 +210,16 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
         return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False,
                          top=settings.layers)
 
-    before, after, evidence = [False] * n, [False] * n, [None] * n
+    before, after, evidence, parts = [False] * n, [False] * n, [None] * n, []
     order = np.random.default_rng(settings.seed).permutation(n)
     for fold in range(settings.folds):
         held = order[fold::settings.folds].tolist()
         rows = sorted(set(range(n)) - set(held))
         lexicon = lexicon_of(rows) if lexicon_of is not None else None
         untuned = reader_for(lexicon, general) if lexicon is not None else None  # None: as `readings` read
-        reader = reader_for(lexicon, WalkEncoder(tuned(rows), config, onnx=False))
+        model = tuned(rows)
+        parts.append((config, tuned_state(model, config)))
+        reader = reader_for(lexicon, WalkEncoder(model, config, onnx=False))
         for i in held:
             q = questions[i]
             before[i] = _hit(readings[i] if untuned is None else read(untuned, q.item, q.masked_vector,
@@ -217,10 +228,11 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
             after[i], evidence[i] = _hit(reading, q), answer_evidence(reading)
     details.update(before=float(np.mean(before)), after=float(np.mean(after)))
     details["adopted"] = details["after"] > details["before"]
-    model = None
+    saved = None
     if details["adopted"]:  # the confidence of the tuned reader, fitted on its held-out readings
         known = [(e, h) for e, h in zip(evidence, after) if e is not None]
         details["calibration"] = CALIBRATION.refit([e for e, _ in known], [h for _, h in known]).to_dict()
-        model = tuned(range(n))
+        saved = (soup(parts, config.candidates) if settings.final == "soup" and len(parts) > 1
+                 else (config, tuned_state(tuned(range(n)), config)))
     details["seconds"] = round(time.perf_counter() - started, 1)
-    return model, details
+    return saved, details

@@ -216,7 +216,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     from ..reader import ZeroShotReader
     from ..reader.learned import general_walk_encoder
     from ..reader.lexicon import FILE
-    from ..reader.walk_encoder import save as save_walk_encoder
+    from ..reader.walk_encoder import write_saved
     from .fewshot import answered_questions, fewshot_lexicon, fewshot_walk_encoder
 
     rows = [q for q in rows if q["answers"]]
@@ -249,7 +249,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
         models = models.with_part("lexicon", FILE)
     if encoder is not None:
         report("stage", text=f"reader: tuning the walk encoder on the graph's {len(rows)} own questions")
-        model, tuned = fewshot_walk_encoder(
+        saved, tuned = fewshot_walk_encoder(
             questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc), encoder,
             options.encoder_adaptation, lexicon_of=fit.learn_on if details["adopted"] else None,
             readings=fit.readings)
@@ -258,10 +258,11 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
             report("stage", text=f"reader: strict Hit@1 {tuned['before']:.3f} with the general walk encoder, "
                                  f"{tuned['after']:.3f} tuned ({tuned['measured_on']}) -> "
                                  + ("tuned" if tuned["adopted"] else "general"))
-        if model is not None:
-            config = dataclasses.replace(encoder.config, training={"over": "the general walk encoder", **tuned})
+        if saved is not None:
+            config, state = saved
+            config = dataclasses.replace(config, training={"over": "the general walk encoder", **tuned})
             name = f"{WALK_ENCODER}-{time.strftime('%Y%m%d%H%M%S')}"
-            save_walk_encoder(model, config, folder / name)
+            write_saved(config, state, folder / name)
             models = models.with_part("walk_encoder", name)
             details["calibration"] = tuned["calibration"]  # the tuned reader's, fitted on its held-out readings
     models = _with_details(models, "fewshot", details)

@@ -90,15 +90,18 @@ def with_lora(model, config: WalkEncoderConfig, state: dict | None = None):
 def save(model, config: WalkEncoderConfig, folder: Path) -> None:
     """What the tuning changed in `model` (its adapters from `with_lora`, or its last layers), in float16, and
     `config`, into `folder`."""
+    write_saved(config, tuned_state(model, config), folder)
+
+
+def tuned_state(model, config: WalkEncoderConfig) -> dict:
+    """What the tuning changed in `model`, in float16, named as `save` writes it and `read_saved` reads it."""
     if config.adapter == "lora":
         from peft import get_peft_model_state_dict
 
-        state = {key.removeprefix(_PEFT_PREFIX): value.detach().half().contiguous()
-                 for key, value in get_peft_model_state_dict(model[0].auto_model).items()}
-    else:
-        state = {f"{i}.{key}": value.detach().half().contiguous() for i, layer in
-                 enumerate(tuned_layers(model, config.layers)) for key, value in layer.state_dict().items()}
-    write_saved(config, state, folder)
+        return {key.removeprefix(_PEFT_PREFIX): value.detach().half().contiguous()
+                for key, value in get_peft_model_state_dict(model[0].auto_model).items()}
+    return {f"{i}.{key}": value.detach().half().contiguous() for i, layer in
+            enumerate(tuned_layers(model, config.layers)) for key, value in layer.state_dict().items()}
 
 
 def write_saved(config: WalkEncoderConfig, state: dict, folder: Path) -> None:

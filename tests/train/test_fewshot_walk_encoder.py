@@ -1,6 +1,7 @@
 """`train.fewshot.fewshot_walk_encoder`: the general walk encoder's adapters, tuned further on a graph's own
 questions, learn the graph's word for a relation ("kribble" for `owned by`) that the general one never saw, and are
-kept only where cross-validation on those questions measured them better; too few questions keep the general one."""
+kept only where cross-validation on those questions measured them better (the mean of the folds' encoders, or one
+tuned again on every question); too few questions keep the general one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from reader.toy_kg import view_of
 
 from gretriever_neo4j.reader import ReaderInput, ZeroShotReader
 from gretriever_neo4j.reader.learned import GENERAL
-from gretriever_neo4j.reader.walk_encoder import WalkEncoder, WalkEncoderConfig
+from gretriever_neo4j.reader.walk_encoder import WalkEncoder, write_saved
 from gretriever_neo4j.train.fewshot import AnsweredQuestion, EncoderAdaptation, fewshot_walk_encoder
 
 pytestmark = pytest.mark.slow
@@ -35,7 +36,8 @@ def _questions(view, embedder, texts_and_gold):
     return out
 
 
-def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_it(embedder):
+@pytest.mark.parametrize("final", ["soup", "tuned"])
+def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_it(embedder, final, tmp_path):
     general = WalkEncoder.load(GENERAL)
     if general.config.adapter != "lora":
         pytest.skip("the shipped walk encoder has no adapters")
@@ -46,17 +48,19 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
     def reader_for(lexicon, encoder):
         return ZeroShotReader(embedder.embed, lexicon=lexicon, walk_encoder=encoder)
 
-    settings = EncoderAdaptation(folds=3, epochs=6)
+    settings = EncoderAdaptation(folds=3, epochs=6, final=final)
     learned_on = []  # each fold read with the graph's lexicon learned without it (none here: it would learn it)
-    model, details = fewshot_walk_encoder(questions, reader_for, general, settings,
+    saved, details = fewshot_walk_encoder(questions, reader_for, general, settings,
                                           lexicon_of=lambda rows: learned_on.append(list(rows)))
     assert len(learned_on) == 3 and all(len(rows) == 12 for rows in learned_on)
     assert sorted(i for rows in learned_on for i in set(range(18)) - set(rows)) == list(range(18))
     assert details["questions"] == 18 and details["before"] < 0.8, details  # the general one misreads "kribble"
-    assert details["adopted"] and details["after"] > details["before"] and model is not None, details
+    assert details["adopted"] and details["after"] > details["before"] and saved is not None, details
     assert "intercept" in details["calibration"]  # the tuned reader's confidence, fitted on its held-out readings
-    tuned = reader_for(None, WalkEncoder(model, WalkEncoderConfig(**{**general.config.to_dict(), "training": {}}),
-                                   onnx=False))
+    config, state = saved
+    assert config.rank == general.config.rank * (3 if final == "soup" else 1)  # a soup stacks the folds' adapters
+    write_saved(config, state, tmp_path / "encoder")  # as `gqa train` keeps it, and `gqa ask` reads it
+    tuned = reader_for(None, WalkEncoder.load(tmp_path / "encoder", onnx=False))
     unseen = _questions(view, embedder, [("what's Blue Door's kribble?", "Blue Door", "Owner 0")])[0]
     reading = tuned.read(unseen.item.question, view, unseen.item.anchors, unseen.masked_vector, unseen.full_vector)
     assert view.node_texts[reading.answers[0]] == "Owner 0"
