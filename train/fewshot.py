@@ -134,8 +134,10 @@ class EncoderAdaptation:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        from gretriever_neo4j.errors import ConfigError
+
         if self.final not in ("soup", "tuned"):
-            raise ValueError(f"EncoderAdaptation.final: 'soup' or 'tuned', not {self.final!r}")
+            raise ConfigError(f"field 'final': must be 'soup' or 'tuned', got {self.final!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

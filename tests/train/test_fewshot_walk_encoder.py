@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from reader.toy_kg import view_of
 
+from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader import ReaderInput, ZeroShotReader
 from gretriever_neo4j.reader.learned import GENERAL
 from gretriever_neo4j.reader.walk_encoder import WalkEncoder, write_saved
 from gretriever_neo4j.train.fewshot import AnsweredQuestion, EncoderAdaptation, fewshot_walk_encoder
-
-pytestmark = pytest.mark.slow
 
 PLACES = ["Blue Door", "Red Lantern", "Green Gate", "Old Mill", "Salt House", "Fig Tree", "Copper Pot", "Lark Inn",
           "Stone Arch", "Wild Plum", "Tide Table", "Iron Kettle"]
@@ -36,6 +35,7 @@ def _questions(view, embedder, texts_and_gold):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("final", ["soup", "tuned"])
 def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_it(embedder, final, tmp_path):
     general = WalkEncoder.load(GENERAL)
@@ -67,3 +67,9 @@ def test_a_graphs_own_word_is_learned_and_kept_where_cross_validation_measured_i
 
     few, why = fewshot_walk_encoder(questions[:4], reader_for, general, settings)
     assert few is None and not why["adopted"] and "fewer than" in why["why"]
+
+
+def test_what_is_kept_is_a_soup_or_a_tuning_and_nothing_else():
+    assert EncoderAdaptation().final == "soup"
+    with pytest.raises(ConfigError, match="'final'"):
+        EncoderAdaptation(final="merged")
