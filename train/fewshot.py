@@ -10,7 +10,8 @@ refit the intercept of the answers' confidence for the reader kept (`reader.conf
 Then the walk encoder (`reader.walk_encoder`): the general one's adapters tuned further on the graph's questions
 (`fewshot_walk_encoder`), measured the same way (`EncoderAdaptation.folds` folds) and kept only where they read the
 held-out folds better than the general encoder: they learn how this graph's people phrase its walks, which the
-general one may not know ("kribble" for a menu), and a few questions could as well teach it noise.
+general one may not know ("kribble" for a menu), and a few questions could as well teach it noise. What is kept is
+the mean of the folds' tuned adapters, which together saw every question, so no tuning follows the measurement.
 """
 
 from __future__ import annotations
