@@ -74,8 +74,9 @@ def main() -> None:
             tuning = EncoderConfig(epochs=e, learning_rate=adaptation.learning_rate, batch=adaptation.batch,
                                    seed=adaptation.seed)
 
-            def tuned(on, tuning=tuning, layers=layers):
-                return fine_tune(with_lora(copy.deepcopy(base), config, state), on, tuning, log=False, top=layers)
+            def tuned(on, lower_states=None, tuning=tuning, layers=layers):
+                return fine_tune(with_lora(copy.deepcopy(base), config, state), on, tuning, log=False, top=layers,
+                                 lower_states=lower_states)
 
             if "tuned" in finals:
                 started = time.perf_counter()
@@ -86,8 +87,9 @@ def main() -> None:
             if "soup" in finals:
                 started = time.perf_counter()
                 folds = adaptation.folds
-                parts = [(config, tuned_state(tuned([q for i, q in enumerate(train) if i % folds != fold]), config))
-                         for fold in range(folds)]
+                shared = {}  # the frozen lower layers' states, read once for the folds as `gqa train` reads them
+                parts = [(config, tuned_state(tuned([q for i, q in enumerate(train) if i % folds != fold], shared),
+                                              config)) for fold in range(folds)]
                 mean_config, mean_state = soup(parts)
                 model = with_lora(copy.deepcopy(base), mean_config, mean_state).eval()
                 result[f"seconds soup{name}"] = round(time.perf_counter() - started, 1)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gretriever_neo4j.errors import ConfigError
+
 
 @dataclass
 class AnsweredQuestion:
@@ -135,8 +137,6 @@ class EncoderAdaptation:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        from gretriever_neo4j.errors import ConfigError
-
         if self.final not in ("soup", "tuned"):
             raise ConfigError(f"field 'final': must be 'soup' or 'tuned', got {self.final!r}")
 
@@ -208,10 +208,12 @@ def fewshot_walk_encoder(questions: Sequence[AnsweredQuestion], reader_for: Call
                            seed=settings.seed)
     base = SentenceTransformer(resolve_model_location(config.base), device="cpu")
 
+    lower_states = {}  # what the frozen layers below the tuned ones compute, the same for every fold: read once
+
     def tuned(rows):
         model = with_lora(copy.deepcopy(base), config, state)
         return fine_tune(model, [examples[i] for i in rows if examples[i] is not None], tuning, log=False,
-                         top=settings.layers)
+                         top=settings.layers, lower_states=lower_states)
 
     before, after, evidence, parts = [False] * n, [False] * n, [None] * n, []
     order = np.random.default_rng(settings.seed).permutation(n)

@@ -114,14 +114,17 @@ def trainable(model, config: EncoderConfig):
     return model
 
 
-def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig, log=True, top: int | None = None):
+def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig, log=True, top: int | None = None,
+              lower_states: dict | None = None):
     """`model`'s trainable parameters (`trainable`) tuned on `questions` in place: a listwise softmax over each
     question's walks, its best walks the targets. Each optimizer step reads `config.batch` questions in one forward
     pass, every distinct text of them once (walks repeat across a graph's questions).
 
     `top`: only what is trainable in the last `top` layers is tuned, the rest frozen; what the layers below compute
     is read once per text (`_LowerLayers`) and each step runs the last `top` alone, a third of the work for 2 of
-    MiniLM's 6 (docs/feedback.md: what it saves `gqa train`)."""
+    MiniLM's 6 (docs/feedback.md: what it saves `gqa train`). `lower_states`: those states by text, shared by
+    tunings that start from the same weights below the last `top` layers (cross-validation's folds), each text read
+    once for all of them; filled in place."""
     import torch
 
     torch.manual_seed(config.seed)
@@ -131,7 +134,7 @@ def fine_tune(model, questions: list[WalkQuestion], config: EncoderConfig, log=T
         tuned = {id(p) for layer in tuned_layers(model, top) for p in layer.parameters()}
         for parameter in model.parameters():
             parameter.requires_grad = parameter.requires_grad and id(parameter) in tuned
-        lower = _LowerLayers(model, top, [t for q in usable for t in (q.masked, *q.walks)])
+        lower = _LowerLayers(model, top, [t for q in usable for t in (q.masked, *q.walks)], lower_states)
     parameters = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(parameters, lr=config.learning_rate)
     order = random.Random(config.seed)
@@ -168,16 +171,18 @@ class _LowerLayers:
     """What the layers below the last `top` of a SentenceTransformer (a BERT-like encoder) compute for each of
     `texts`, read once (frozen, without dropout). Inside `with`, the model runs its last `top` layers alone: its
     embedding layer's output is replaced (a forward hook) by these states of the texts last `feed`, padded as
-    `preprocess` padded them; the padding is masked out, so the result is what the whole model computes."""
+    `preprocess` padded them; the padding is masked out, so the result is what the whole model computes.
+    `states`: those already read (by text), by a model with the same weights below its last `top` layers; the texts
+    not in it are read and added to it."""
 
-    def __init__(self, model, top: int, texts: list[str], batch: int = 64):
+    def __init__(self, model, top: int, texts: list[str], states: dict | None = None, batch: int = 64):
         import torch
 
         self.top = top
         self.bert = model[0].auto_model  # with adapters too, the encoder itself (as `tuned_layers` reads it)
-        self.states: dict[str, torch.Tensor] = {}
+        self.states: dict[str, torch.Tensor] = {} if states is None else states
         self._fed = None
-        distinct = list(dict.fromkeys(texts))
+        distinct = [t for t in dict.fromkeys(texts) if t not in self.states]
         was_training = model.training
         model.eval()
         with torch.no_grad():

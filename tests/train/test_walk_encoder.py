@@ -56,8 +56,9 @@ def test_tuning_teaches_a_phrasing_and_leaves_the_frozen_layers_alone(config):
 @pytest.mark.slow
 def test_tuning_the_last_layers_alone_reads_the_lower_ones_once_and_changes_nothing_below():
     """`fine_tune(top=2)` runs the last two layers on what the four below computed once: the vectors are the whole
-    model's (texts of other lengths padded together), only the last two layers' adapters move, and the model has
-    all its layers again afterwards."""
+    model's (texts of other lengths padded together), states already read are not read again (the folds of a
+    cross-validation share them), only the last two layers' adapters move, and the model has all its layers again
+    afterwards."""
     import torch
 
     from gretriever_neo4j.train.walk_encoder import _LowerLayers
@@ -72,6 +73,10 @@ def test_tuning_the_last_layers_alone_reads_the_lower_ones_once_and_changes_noth
         assert len(model[0].auto_model.encoder.layer) == 2
         alone = model(features)["sentence_embedding"]
     assert torch.allclose(whole, alone, atol=1e-5)
+    read = dict(lower.states)
+    again = _LowerLayers(model, 2, texts[:2] + ["who funds X"], lower.states)  # folds share what was read
+    assert again.states is lower.states and all(again.states[t] is read[t] for t in read)
+    assert set(again.states) == {*read, "who funds X"}
     before = {name: p.detach().clone() for name, p in model.named_parameters() if "lora" in name}
     train = [_question("who heads X", 0), _question("who pays for X", 1), _question("who leads X", 0)]
     fine_tune(model, train, config, log=False, top=2)
