@@ -34,11 +34,11 @@ SURE = 0.8  # an answer this likely right or more counts as shown sure, in what 
 
 def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None
             ) -> dict[str, np.ndarray]:
-    """Read as `gqa ask` reads: with the walk encoder that ships, or the one in the folder `walk_encoder` (one
-    trained without this graph: the shipped one saw the read graphs, and answers there are surer than on a
-    graph it never saw)."""
+    """Read as `gqa ask` reads: with the hop reader that ships and the walk encoder that ships, or the one in the
+    folder `walk_encoder` (one trained without this graph: the shipped one saw the read graphs, and answers there
+    are surer than on a graph it never saw)."""
     from gretriever_neo4j.reader.confidence import answer_evidence
-    from gretriever_neo4j.reader.learned import general_walk_encoder
+    from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder
     from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_encoder import WalkEncoder
 
@@ -46,7 +46,8 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Pa
 
     encoder = WalkEncoder.load(walk_encoder) if walk_encoder else general_walk_encoder()
     support, walk, right = [], [], []
-    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder):
+    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder,
+                                              hop_reader=general_hop_reader()):
         evidence = answer_evidence(reading)
         if evidence is None:
             continue

@@ -203,8 +203,14 @@ class Answering:
         """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
         today), else by the hand-set ones; with the walk encoder that ships (`reader.walk_encoder`) or the graph's
-        own, and with the graph's lexicon, where `gqa train` learned them from its own questions."""
-        from gretriever_neo4j.reader.learned import general_matcher, general_walk_encoder, general_weights
+        own, the hop reader that ships (`reader.hop_reading`), and with the graph's lexicon, where `gqa train`
+        learned them from its own questions."""
+        from gretriever_neo4j.reader.learned import (
+            general_hop_reader,
+            general_matcher,
+            general_walk_encoder,
+            general_weights,
+        )
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
 
         lexicon = None
@@ -231,14 +237,15 @@ class Answering:
             tuned = f"walk encoder tuned on {encoder.config.training.get('questions')} questions of the graph"
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed, calibration=calibration, walk_encoder=encoder,
-                                  weights_name=tuned)
+                                  hop_reader=general_hop_reader(), weights_name=tuned)
         if tuned is not None:
             name += f", {tuned}"
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
         if weights.matcher and (matcher is None or matcher.config.embedder != self.embedder.name):
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
         return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher,
-                              lexicon=lexicon, calibration=calibration, walk_encoder=encoder)
+                              lexicon=lexicon, calibration=calibration, walk_encoder=encoder,
+                              hop_reader=general_hop_reader())
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""

@@ -188,7 +188,7 @@ class ZeroShotReader:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
                  scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None,
-                 lexicon=None, calibration=None, walk_encoder=None):
+                 lexicon=None, calibration=None, walk_encoder=None, hop_reader=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
@@ -198,7 +198,9 @@ class ZeroShotReader:
         `matcher` (used where its weight is not 0); `lexicon` the graph's learned word-relation pairs
         (`reader.lexicon`); `calibration` what turns a walk's support into the answer's confidence
         (`reader.confidence`; the general one by default); `walk_encoder` a `walk_encoder.WalkEncoder` whose
-        similarity is the walk feature `tuned_reading` (none: that feature is 0, the hand-set reader)."""
+        similarity is the walk feature `tuned_reading` (none: that feature is 0, the hand-set reader);
+        `hop_reader` a `hop_reading.HopReader` whose reading of the hops asked is the walk feature `hop_reading`
+        (none: 0)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -213,6 +215,7 @@ class ZeroShotReader:
         self.weights = weights if weights is not None else ZERO_SHOT
         self.matcher = matcher
         self.walk_encoder = walk_encoder
+        self.hop_reader = hop_reader
         self.lexicon = lexicon
         self.calibration = calibration
         if weights_name:
@@ -301,6 +304,10 @@ class ZeroShotReader:
 
                 add_tuned_reading(self.walk_encoder, table, self.weights, masked, found.signatures,
                                   view.relation_texts)
+            if self.hop_reader is not None and self.weights.hop_reading != 0:
+                from gretriever_neo4j.reader.hop_reading import add_hop_reading
+
+                add_hop_reading(self.hop_reader, table, masked)
             sig_scores = scores_of(table, self.weights, len(found.signatures))
             parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,

@@ -25,10 +25,12 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.walk_matcher import answerable, walk_targets
 
-# What is trained across many graphs: walk_encoder.json and .safetensors ship; signature_weights.json,
-# matcher.json and .safetensors are read where they are put (none ship: docs/learned-reader.md)
+# What is trained across many graphs: walk_encoder.json and .safetensors ship, and the hop reader in HOP_READER;
+# signature_weights.json, matcher.json and .safetensors are read where they are put (none ship:
+# docs/learned-reader.md)
 GENERAL = Path(__file__).with_name("general")
 WEIGHTS_FILE = "signature_weights.json"
+HOP_READER = "hops"
 
 
 @lru_cache(maxsize=1)
@@ -51,6 +53,15 @@ def general_walk_encoder():
     from gretriever_neo4j.reader.walk_encoder import CONFIG_FILE, WalkEncoder
 
     return WalkEncoder.load(GENERAL) if (GENERAL / CONFIG_FILE).exists() else None
+
+
+@lru_cache(maxsize=1)
+def general_hop_reader():
+    """The hop reader trained across many graphs that ships with gqa (`reader.hop_reading`), or None."""
+    from gretriever_neo4j.reader.hop_reading import CONFIG_FILE, HopReader
+
+    folder = GENERAL / HOP_READER
+    return HopReader.load(folder) if (folder / CONFIG_FILE).exists() else None
 
 
 def end_node_f1(reading, is_gold: np.ndarray) -> np.ndarray:
@@ -203,6 +214,6 @@ def signature_hit(questions: Sequence[QuestionWalks], weights: SignatureWeights)
     return float(np.mean([q.f1[int(np.argmax(q.features @ vector))] > 0 for q in questions]))
 
 
-__all__ = ["FitConfig", "GENERAL", "QuestionWalks", "end_node_f1", "fit_weights", "general_matcher",
-           "general_walk_encoder", "general_weights", "load_tables", "matcher_scores", "read_collected",
-           "signature_hit", "walk_ends"]
+__all__ = ["FitConfig", "GENERAL", "HOP_READER", "QuestionWalks", "end_node_f1", "fit_weights",
+           "general_hop_reader", "general_matcher", "general_walk_encoder", "general_weights", "load_tables",
+           "matcher_scores", "read_collected", "signature_hit", "walk_ends"]

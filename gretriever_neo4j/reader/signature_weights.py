@@ -58,6 +58,8 @@ FEATURES: dict[str, str] = {
                   "(`reader.lexicon`; 0 below `LexiconSettings.remember_above`)",
     "tuned_reading": "similarity of the question to the walk read as a question under the walk encoder tuned across "
                      "graphs (`reader.walk_encoder`; its few best walks by the other features only)",
+    "hop_reading": "log of the probability that the question asks the walk's hop count (1, 2, 3 or more), under "
+                   "the hop reader trained across graphs (`reader.hop_reading`)",
 }
 
 
@@ -100,6 +102,7 @@ class SignatureWeights:
     matcher: float = 0.0
     remembered: float = 2.0
     tuned_reading: float = 4.0
+    hop_reading: float = 0.15
     temperature: float = 0.05
     shortlist: int = 24
 

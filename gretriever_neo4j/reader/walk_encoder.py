@@ -158,15 +158,18 @@ class WalkEncoder:
 
     def similarities(self, masked: str, walks: Sequence[str]) -> np.ndarray:
         """(len(walks),) the cosine of each walk text to the masked question."""
+        vectors = self.vectors([masked, *walks])
+        return vectors[1:] @ vectors[0] if walks else np.zeros(0)
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """(len(texts), dimension) the unit vectors of `texts` under the tuned encoder."""
         with self._lock:
             if len(self._cache) > self.MAX_CACHED:
                 self._cache.clear()
-            todo = list(dict.fromkeys(t for t in (masked, *walks) if t not in self._cache))
+            todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
             if todo:
                 self._cache.update(zip(todo, self._encode(todo)))
-            if not walks:
-                return np.zeros(0)
-            return np.stack([self._cache[w] for w in walks]) @ self._cache[masked]
+            return np.stack([self._cache[t] for t in texts])
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not self._onnx_tried:
