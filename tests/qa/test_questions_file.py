@@ -22,3 +22,16 @@ def test_questions_file_formats_and_bad_lines(tmp_path):
         assert caught.value.line == line and str(bad) in str(caught.value)
     with pytest.raises(InputError, match="no such file"):
         read_questions_file(tmp_path / "missing.tsv")
+
+
+def test_a_header_line_naming_the_columns_is_not_asked(tmp_path):
+    path = tmp_path / "q.tsv"
+    path.write_text("\ufeffQuestion\tAnswers\nwho directed Heat\tMichael Mann\n", encoding="utf-8")
+    assert [(l.line, l.question) for l in read_questions_file(path)] == [(2, "who directed Heat")]
+    path.write_text("\nquestion\nwhat is X?\n")
+    assert [l.question for l in read_questions_file(path)] == ["what is X?"]
+    path.write_text("what is X?\nquestion\tanswers\n")  # past the first question it is a question like any
+    assert [l.question for l in read_questions_file(path)] == ["what is X?", "question"]
+    path.write_text("question\tanswers\n")
+    with pytest.raises(InputError, match="no question"):
+        read_questions_file(path)
