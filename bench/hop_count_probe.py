@@ -35,6 +35,7 @@ SETTINGS = {"none": (0.0, 0.0), "short 0.2": (-0.2, 0.0), "short 0.4": (-0.4, 0.
 def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
+    from gretriever_neo4j.reader.hop_reading import walk_hops
     from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
     from gretriever_neo4j.reader.walk_encoder import WalkEncoder
     from train.general_reader import collected_questions
@@ -49,7 +50,8 @@ def main() -> None:
     args = parser.parse_args()
 
     reader_weights = ZERO_SHOT.vector()
-    reader_weights[list(FEATURES).index("tuned_reading")] = 0.0
+    for name in ("tuned_reading", "hop_reading"):  # both are read after the candidates are chosen
+        reader_weights[list(FEATURES).index(name)] = 0.0
     questions = []  # (graph, masked, reader scores, hops, f1, walk texts, label), walks best first by the reader
     for data, rows in collected_questions(args.data):
         f1 = data["f1"][rows].astype(float)
@@ -57,7 +59,7 @@ def main() -> None:
             continue
         reader = data["features"][rows] @ reader_weights
         order = np.argsort(-reader, kind="stable")[:args.candidates]
-        hops = np.minimum(data["features"][rows][:, list(FEATURES).index("extra_hops")] + 1, 3).astype(int)
+        hops = walk_hops(data["features"][rows])
         label = int(hops[f1 >= f1.max() - 1e-9].min())
         questions.append((str(data["graph"]), str(data["masked"][rows[0]]), reader[order], hops[order], f1[order],
                           [str(t) for t in data["walk_text"][rows][order]], label))
