@@ -35,10 +35,8 @@ SETTINGS = {"none": (0.0, 0.0), "short 0.2": (-0.2, 0.0), "short 0.4": (-0.4, 0.
 def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
-    from gretriever_neo4j.reader.hop_reading import walk_hops
-    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
     from gretriever_neo4j.reader.walk_encoder import WalkEncoder
-    from train.general_reader import collected_questions
+    from train.hop_reader import hop_questions
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("encoder", type=Path)
@@ -49,27 +47,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "walk_encoder" / "hops.json")
     args = parser.parse_args()
 
-    reader_weights = ZERO_SHOT.vector()
-    for name in ("tuned_reading", "hop_reading"):  # both are read after the candidates are chosen
-        reader_weights[list(FEATURES).index(name)] = 0.0
-    questions = []  # (graph, masked, reader scores, hops, f1, walk texts, label), walks best first by the reader
-    for data, rows in collected_questions(args.data):
-        f1 = data["f1"][rows].astype(float)
-        if f1.max() <= 0:
-            continue
-        reader = data["features"][rows] @ reader_weights
-        order = np.argsort(-reader, kind="stable")[:args.candidates]
-        hops = walk_hops(data["features"][rows])
-        label = int(hops[f1 >= f1.max() - 1e-9].min())
-        questions.append((str(data["graph"]), str(data["masked"][rows[0]]), reader[order], hops[order], f1[order],
-                          [str(t) for t in data["walk_text"][rows][order]], label))
+    questions = hop_questions(args.data, args.candidates)  # labelled, walks best first by the reader
 
     model = WalkEncoder.load(args.encoder, onnx=False).model
-    texts = sorted({t for q in questions for t in (q[1], *q[5])})
+    texts = sorted({t for q in questions for t in (q.masked, *q.walks)})
     vectors = dict(zip(texts, model.encode(texts, normalize_embeddings=True, batch_size=64)))
-    graphs = np.asarray([q[0] for q in questions])
-    x = np.stack([vectors[q[1]] for q in questions])
-    y = np.asarray([q[6] for q in questions])
+    graphs = np.asarray([q.graph for q in questions])
+    x = np.stack([vectors[q.masked] for q in questions])
+    y = np.asarray([q.label for q in questions])
     probability = np.zeros((len(questions), 3))
     for graph in sorted(set(graphs)):
         held = graphs == graph
@@ -77,16 +62,16 @@ def main() -> None:
         probability[np.ix_(held, fitted.classes_ - 1)] = fitted.predict_proba(x[held])
 
     # each question's candidates scored as `gqa ask` scores them: the reader plus weight times the similarity
-    scores = [q[2] + args.weight * (np.stack([vectors[w] for w in q[5]]) @ vectors[q[1]]) for q in questions]
+    scores = [q.reader + args.weight * (np.stack([vectors[w] for w in q.walks]) @ vectors[q.masked]) for q in questions]
 
     def hit(extra) -> np.ndarray:
-        return np.asarray([q[4][int(np.argmax(s + e))] > 0 for q, s, e in zip(questions, scores, extra)], dtype=float)
+        return np.asarray([q.f1[int(np.argmax(s + e))] > 0 for q, s, e in zip(questions, scores, extra)], dtype=float)
 
-    results = {"known, shorter ruled out": hit([-100.0 * (q[3] < q[6]) for q in questions]),
-               "known, other counts ruled out": hit([-100.0 * (q[3] != q[6]) for q in questions])}
+    results = {"known, shorter ruled out": hit([-100.0 * (q.hops < q.label) for q in questions]),
+               "known, other counts ruled out": hit([-100.0 * (q.hops != q.label) for q in questions])}
     for name, (short, log) in SETTINGS.items():
-        results[f"predicted, {name}"] = hit([short * np.asarray([p[h:].sum() for h in q[3]])
-                                             + log * np.log(p[q[3] - 1] + 1e-3)
+        results[f"predicted, {name}"] = hit([short * np.asarray([p[h:].sum() for h in q.hops])
+                                             + log * np.log(p[q.hops - 1] + 1e-3)
                                              for q, p in zip(questions, probability)])
     measured = [g for g in args.measure.split(",") if g] or sorted(set(graphs))
     mean = {name: round(float(np.mean([h[graphs == g].mean() for g in measured])), 4) for name, h in results.items()}

@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(questions)} questions of {len(files)} files; labels "
           f"{np.bincount([q.label for q in questions], minlength=HOPS + 1)[1:].tolist()}", file=sys.stderr)
     model, head = train(questions, config)
-    record = {**asdict(config), "questions": len(questions), "files": sorted(p.name for p in files),
-              **run_record("hop_reader", argv)}
-    result = {**run_record("hop_reader", argv), "config": asdict(config), "trained_on": record["files"]}
+    ran = run_record("hop_reader", argv)
+    record = {**asdict(config), "questions": len(questions), "files": sorted(p.name for p in files), **ran}
+    result = {**ran, "config": asdict(config), "trained_on": record["files"]}
     if test:
         from gretriever_neo4j.reader.learned import GENERAL
 
