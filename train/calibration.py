@@ -32,12 +32,13 @@ from .run_record import run_record
 SURE = 0.8  # an answer this likely right or more counts as shown sure, in what `fit` and `measure` print
 
 
-def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None
-            ) -> dict[str, np.ndarray]:
-    """Read as `gqa ask` reads: with the hop reader that ships and the walk encoder that ships, or the one in the
-    folder `walk_encoder` (one trained without this graph: the shipped one saw the read graphs, and answers there
-    are surer than on a graph it never saw)."""
+def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None,
+            hop_reader: Path | None = None) -> dict[str, np.ndarray]:
+    """Read as `gqa ask` reads: with the walk encoder and the hop reader that ship, or those in the folders
+    `walk_encoder` and `hop_reader` (ones trained without this graph: the shipped ones saw the read graphs, and
+    answers there are surer than on a graph they never saw)."""
     from gretriever_neo4j.reader.confidence import answer_evidence
+    from gretriever_neo4j.reader.hop_reading import HopReader
     from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder
     from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_encoder import WalkEncoder
@@ -45,9 +46,9 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Pa
     from .general_reader import read_questions
 
     encoder = WalkEncoder.load(walk_encoder) if walk_encoder else general_walk_encoder()
+    hops = HopReader.load(hop_reader) if hop_reader else general_hop_reader()
     support, walk, right = [], [], []
-    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder,
-                                              hop_reader=general_hop_reader()):
+    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder, hop_reader=hops):
         evidence = answer_evidence(reading)
         if evidence is None:
             continue
@@ -120,6 +121,8 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--walk-encoder", type=Path, default=None,
                    help="a walk encoder folder trained without this graph (default: the one that ships)")
+    c.add_argument("--hop-reader", type=Path, default=None,
+                   help="a hop reader folder trained without this graph (default: the one that ships)")
     f = sub.add_parser("fit")
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
             args.out.write_text(json.dumps({**record, **result}, indent=1) + "\n")
         return
     if args.command == "collect":
-        data = collect(args.graph, _questions(args.questions), args.walk_encoder)
+        data = collect(args.graph, _questions(args.questions), args.walk_encoder, args.hop_reader)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, **data)
         print(f"{args.out}: {len(data['right'])} answered questions, {data['right'].mean():.3f} right")
