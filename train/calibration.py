@@ -2,6 +2,7 @@
 questions of stored graphs, fitted by logistic regression, checked leaving one graph out.
 
     python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
+        [--hop-reader FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
         [--also MORE/*.npz]
     python -m train.calibration measure DIR/*.npz [--calibration FILE] [--out result.json]
@@ -13,7 +14,7 @@ and first prints what the same fit measures on each graph when that graph is lef
 error, and how often answers at 0.8 or more are right. Files given with `--also` are in every one of those fits
 and in the written one, but never left out: what they add to a fit is then measured on the same graphs as
 without them. `measure` scores a written calibration (by default the shipped one) on collect files it was not
-fitted on, per graph and pooled: the check on graphs a fit never saw, read by an encoder that never saw them.
+fitted on, per graph and pooled: the check on graphs a fit never saw, read by models that never saw them.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_measure_scores_a_written_fit_on_files_it_was_not_fitted_on(tmp_path, ca
     assert result["pooled"]["sure_right"] == round(new["right"][sure].mean(), 4) and sure.any()
 
 
-def test_collect_reads_with_the_hop_reader_and_walk_encoder_it_is_given(tmp_path, monkeypatch):
+def test_collect_reads_with_the_hop_reader_and_walk_encoder_it_is_given(monkeypatch):
     """A fit's graphs must be read by models that never saw them: `collect --hop-reader` and `--walk-encoder` are
     what reads, not the shipped ones."""
     import gretriever_neo4j.train.general_reader as general_reader
