@@ -12,6 +12,20 @@ from typing import Literal
 
 GraphKind = Literal["kg", "per-sample"]
 
+# The columns of a user's questions file, read by `gqa ingest questions` (all of them) and `gqa ask --questions`
+# (question and answers); defined here so both readers agree without the light one importing the loaders.
+QUESTION_COLUMNS = ("question", "answers", "topic_entities", "split", "id")
+QUESTION_REQUIRED = ("question", "answers")
+QUESTION_COLUMN_ALIASES = {"answer": "answers", "q_entity": "topic_entities", "topics": "topic_entities",
+                           "topic": "topic_entities", "topic_entity": "topic_entities", "qid": "id"}
+MAX_QUESTION_CHARS = 2000
+
+
+def question_column(name: str) -> str:
+    """The canonical name of a questions-file header field (case, spaces and aliases folded)."""
+    name = name.strip().lower()
+    return QUESTION_COLUMN_ALIASES.get(name, name)
+
 
 @dataclass(frozen=True)
 class Node:

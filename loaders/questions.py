@@ -47,15 +47,12 @@ from gretriever_neo4j.loaders._common import (
     require_file,
     seeded_split,
 )
-from gretriever_neo4j.records import QuestionRecord
+from gretriever_neo4j.records import MAX_QUESTION_CHARS, QuestionRecord, question_column
+from gretriever_neo4j.records import QUESTION_COLUMNS as COLUMNS
+from gretriever_neo4j.records import QUESTION_REQUIRED as REQUIRED
 
 DATASET = "questions"
-COLUMNS = ("question", "answers", "topic_entities", "split", "id")
-REQUIRED = ("question", "answers")
-ALIASES = {"answer": "answers", "q_entity": "topic_entities", "topics": "topic_entities", "topic": "topic_entities",
-           "topic_entity": "topic_entities", "qid": "id"}
 DEFAULT_FRACTIONS = {"train": 0.6, "val": 0.2, "test": 0.2}
-MAX_QUESTION_CHARS = 2000
 
 
 def read(source: str | Path | None, *, limit: int | None = None, on_bad_row: OnBadRow | None = None,
@@ -101,17 +98,12 @@ def _rows_reader(path: Path):
                                header_required=False)
 
 
-def _column_name(name: str) -> str:
-    name = name.strip().lower()
-    return ALIASES.get(name, name)
-
-
 def _table_rows(path: Path, rows, *, header_required: bool) -> Iterator[tuple[int, dict | str]]:
     first = next(rows, None)
     if first is None:
         return
     line, fields = first
-    names = [_column_name(field) for field in fields]
+    names = [question_column(field) for field in fields]
     if "question" in names:
         unknown = [field for field, name in zip(fields, names) if name not in COLUMNS]
         missing = [name for name in REQUIRED if name not in names]
@@ -154,7 +146,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict | str]]:
             continue
         row: dict = {}
         for key, item in value.items():
-            name = _column_name(key)
+            name = question_column(key)
             if name in COLUMNS and name not in row:
                 row[name] = item
         yield line, row

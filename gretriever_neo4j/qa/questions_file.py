@@ -1,9 +1,9 @@
 """The questions file of `gqa ask --questions`: one question per line, or `question<TAB>answer1|answer2`.
 
 Blank lines are skipped, and so is a first line that is a header naming the columns (`question`, or
-`question<TAB>answers`: what `gqa ingest questions` reads as one), so one file serves both. A line with more than
-one TAB, an empty question, or a TAB followed by no answer is an error naming the file and line; the whole file is
-read and checked before anything is asked.
+`question<TAB>answers`, or the aliases `gqa ingest questions` accepts, such as `answer`), so one file serves
+both. A line with more than one TAB, an empty question, or a TAB followed by no answer is an error naming the file
+and line; the whole file is read and checked before anything is asked.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.records import MAX_QUESTION_CHARS, QUESTION_REQUIRED, question_column
 
-MAX_QUESTION_CHARS = 2000
-HEADERS = (["question"], ["question", "answers"])  # a first line naming the columns, not a question
+HEADERS = ([QUESTION_REQUIRED[0]], list(QUESTION_REQUIRED))  # a first line naming the columns, not a question
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def read_questions_file(path: str | Path) -> list[QuestionLine]:
         if not text.strip():
             continue
         fields = text.split("\t")
-        if not out and [f.strip().lower() for f in fields] in HEADERS:
+        if not out and [question_column(f) for f in fields] in HEADERS:
             continue
         if len(fields) > 2:
             raise InputError(f"expected 'question' or 'question<TAB>answer1|answer2', found {len(fields) - 1} TABs",

@@ -32,6 +32,8 @@ def test_a_header_line_naming_the_columns_is_not_asked(tmp_path):
     assert [l.question for l in read_questions_file(path)] == ["what is X?"]
     path.write_text("what is X?\nquestion\tanswers\n")  # past the first question it is a question like any
     assert [l.question for l in read_questions_file(path)] == ["what is X?", "question"]
+    path.write_text("question\tanswer\nwhat is X?\tY\n")  # an alias `gqa ingest questions` also reads as a header
+    assert [(l.question, l.answers) for l in read_questions_file(path)] == [("what is X?", ["Y"])]
     path.write_text("question\tanswers\n")
     with pytest.raises(InputError, match="no question"):
         read_questions_file(path)
