@@ -13,12 +13,13 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TextIO
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from gretriever_neo4j.errors import ConfigError, InputError
 from gretriever_neo4j.records import Edge, GraphKind, GraphRecord, Node, Record
+
+if TYPE_CHECKING:
+    import numpy as np
 
 OnBadRow = Callable[[InputError], None]
 
@@ -172,6 +173,8 @@ def shuffle_split(n_samples: int, test_size: float, seed: int) -> tuple[np.ndarr
     """
     if not 0.0 < test_size < 1.0:
         raise ConfigError(f"test_size must lie strictly between 0 and 1, not {test_size}")
+    import numpy as np  # here: `gqa ask --questions` through a running server reads files with no numpy
+
     n_test = math.ceil(test_size * n_samples)
     permutation = np.random.RandomState(seed).permutation(n_samples)
     return permutation[n_test:], permutation[:n_test]
@@ -230,6 +233,8 @@ def seeded_split(n_samples: int, fractions: dict[str, float], seed: int) -> list
     parts of round(cumulative fraction * n) positions in the order the fractions are given."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(f"the split seed must be an integer, not {seed!r}")
+    import numpy as np
+
     labels = [""] * n_samples
     permutation = np.random.RandomState(seed).permutation(n_samples)
     start, cumulative = 0, 0.0

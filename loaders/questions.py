@@ -86,6 +86,27 @@ def file_format(path: Path) -> str:
     return "tsv"
 
 
+def asked_questions(path: Path) -> list[tuple[int, str, list[str] | None]]:
+    """(line, question, gold answers or None) of each row of a CSV or JSON-lines questions file, the columns as
+    `read` takes them but the answers optional: what `gqa ask --questions` asks from such a file. The first bad
+    row raises `InputError` naming the file and line."""
+    fmt = file_format(path)
+    if fmt == "tsv":
+        raise ConfigError("asked_questions reads CSV and JSON lines; `gqa ask` reads its TSV itself")
+    rows = _jsonl_rows(path) if fmt == "jsonl" else _table_rows(path, csv_rows(path), header_required=True,
+                                                                 required=("question",))
+    out = []
+    for line, row in rows:
+        try:
+            if isinstance(row, str):
+                raise ValueError(row)
+            answers = _names(row.get("answers"), "answers")
+            out.append((line, _question(row), answers or None))
+        except ValueError as exc:
+            raise InputError(str(exc), source=path, line=line) from None
+    return out
+
+
 # -- raw rows: (line, dict of column -> raw value, or an error message) ----------------------------------
 
 def _rows_reader(path: Path):
@@ -98,7 +119,8 @@ def _rows_reader(path: Path):
                                header_required=False)
 
 
-def _table_rows(path: Path, rows, *, header_required: bool) -> Iterator[tuple[int, dict | str]]:
+def _table_rows(path: Path, rows, *, header_required: bool,
+                required: tuple[str, ...] = REQUIRED) -> Iterator[tuple[int, dict | str]]:
     first = next(rows, None)
     if first is None:
         return
@@ -106,18 +128,18 @@ def _table_rows(path: Path, rows, *, header_required: bool) -> Iterator[tuple[in
     names = [question_column(field) for field in fields]
     if "question" in names:
         unknown = [field for field, name in zip(fields, names) if name not in COLUMNS]
-        missing = [name for name in REQUIRED if name not in names]
+        missing = [name for name in required if name not in names]
         repeated = sorted({name for name in names if names.count(name) > 1})
         if unknown or missing or repeated:
             problem = (f"unknown column(s) {', '.join(unknown)}" if unknown else
                        f"lacks column(s) {', '.join(missing)}" if missing else
                        f"repeats column(s) {', '.join(repeated)}")
-            raise InputError(f"header {problem} (columns: {', '.join(COLUMNS)}; question and answers required)",
+            raise InputError(f"header {problem} (columns: {', '.join(COLUMNS)}; {' and '.join(required)} required)",
                              source=path, line=line)
         header = names
     elif header_required:
-        raise InputError(f"the first line must be a header naming the columns ({', '.join(COLUMNS)}; question and "
-                         f"answers required)", source=path, line=line)
+        raise InputError(f"the first line must be a header naming the columns ({', '.join(COLUMNS)}; "
+                         f"{' and '.join(required)} required)", source=path, line=line)
     else:
         header = None
         rows = itertools.chain([(line, fields)], rows)
@@ -177,12 +199,7 @@ def _records(path: Path, rows, graph: str, forced: str | None, override: bool, s
 
 def _record(path: Path, line: int, row: dict, graph: str, forced: str | None, override: bool,
             seeded: str) -> QuestionRecord:
-    question = row.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise ValueError("the question is empty" if isinstance(question, str) or question is None
-                         else f"'question' must be a string, found {type(question).__name__}")
-    if len(question) > MAX_QUESTION_CHARS:
-        raise ValueError(f"the question has {len(question)} characters (at most {MAX_QUESTION_CHARS})")
+    question = _question(row)
     answers = _names(row.get("answers"), "answers")
     if not answers:
         raise ValueError("no answer (give answer1|answer2)")
@@ -205,8 +222,19 @@ def _record(path: Path, line: int, row: dict, graph: str, forced: str | None, ov
     if qid is not None and (not isinstance(qid, str) or not qid.strip()):
         raise ValueError("'id' must be a non-empty string")
     qid = qid.strip() if qid else f"{path.name}:{line}"
-    return QuestionRecord(qid=qid, dataset=graph, text=question.strip(), answers=answers, split=split,
+    return QuestionRecord(qid=qid, dataset=graph, text=question, answers=answers, split=split,
                           graph_id=graph, topic_entities=topics, source=str(path), line=line)
+
+
+def _question(row: dict) -> str:
+    """The row's question, stripped; ValueError where it is missing, empty, not a string or too long."""
+    question = row.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError("the question is empty" if isinstance(question, str) or question is None
+                         else f"'question' must be a string, found {type(question).__name__}")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise ValueError(f"the question has {len(question)} characters (at most {MAX_QUESTION_CHARS})")
+    return question.strip()
 
 
 def _names(value, field: str) -> list[str]:

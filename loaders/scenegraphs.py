@@ -51,8 +51,6 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.loaders._common import (
     GraphBuilder,
@@ -264,6 +262,8 @@ def _gretriever_image_splits(questions_path: Path, image_column: int) -> dict[st
         if header_seen and image_column < len(fields):
             unique_ids.setdefault(fields[image_column].strip(), None)
         header_seen = True
+    import numpy as np
+
     ordered = list(unique_ids)
     # np.random.seed(42) followed by np.random.permutation is RandomState(42).permutation.
     shuffled = [ordered[position] for position in np.random.RandomState(SPLIT_SEED).permutation(len(ordered))]

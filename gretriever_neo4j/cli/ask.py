@@ -39,8 +39,8 @@ def ask(
     graph: Optional[str] = typer.Option(None, "--graph", "-g", help="search only this stored graph "
                                         "(default: the graph of the node most similar to the question)"),
     questions: Optional[Path] = typer.Option(None, "--questions", help="a file of questions, one per line, or "
-                                             "'question<TAB>answer1|answer2': JSON lines out, scores when answers "
-                                             "are given"),
+                                             "'question<TAB>answer1|answer2' (or .csv / .jsonl as `gqa ingest "
+                                             "questions` reads them): JSON lines out, scores when answers are given"),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="--questions: where the JSON lines go "
                                        "[default: stdout]"),
     retrieve_only: bool = typer.Option(False, "--retrieve-only", help="show the retrieved subgraph, answer nothing"),

@@ -1,4 +1,6 @@
-"""The questions file of `gqa ask --questions`: one question per line, or `question<TAB>answer1|answer2`.
+"""The questions file of `gqa ask --questions`: one question per line, or `question<TAB>answer1|answer2`; or a
+CSV (`.csv`) or JSON-lines (`.jsonl`, `.json`, `.ndjson`) file as `gqa ingest questions` reads it, the answers
+optional (`loaders.questions.asked_questions`), so a file ingested as a graph's questions can be asked as it is.
 
 Blank lines are skipped, and so is a first line that is a header naming the columns (`question`, or
 `question<TAB>answers`, or the aliases `gqa ingest questions` accepts, such as `answer`), so one file serves
@@ -25,9 +27,16 @@ class QuestionLine:
 
 
 def read_questions_file(path: str | Path) -> list[QuestionLine]:
+    from gretriever_neo4j.loaders.questions import asked_questions, file_format
+
     path = Path(path)
     if not path.is_file():
         raise InputError("no such file", source=path)
+    if file_format(path) != "tsv":
+        out = [QuestionLine(line, question, answers) for line, question, answers in asked_questions(path)]
+        if not out:
+            raise InputError("holds no question", source=path)
+        return out
     try:
         raw = path.read_bytes()
     except OSError as error:

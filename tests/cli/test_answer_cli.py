@@ -75,6 +75,13 @@ def test_ask_questions_file_round_trips_and_scores(store, embedder, cli_env):
         assert row["answer_nodes"] and row["answer_nodes"][0]["walk"]
     assert "strict_hit_at_1" in asked.stderr and "0.5000" in asked.stderr  # the summary table: 1 of 2 scored
 
+    as_ingested = cli_env / "questions.csv"  # the file `gqa ingest questions` takes, asked as it is
+    as_ingested.write_text("question,answers,split\nwho directed Film A3,Director 3,test\n")
+    asked = gqa("ask", "--questions", str(as_ingested), "--graph", prefix, "--reader-only", "--out", str(out))
+    assert asked.returncode == 0, asked.stderr[-3000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["line"], r["answer"], r["scores"]["strict_hit_at_1"]) for r in rows] == [(2, "Director 3", 1.0)]
+
     bad = cli_env / "bad.tsv"
     bad.write_text("who directed Film A3\tDirector 3\nwho directed\tA\tB\n")
     refused = gqa("ask", "--questions", str(bad), "--graph", prefix, "--reader-only", "--out",

@@ -37,3 +37,31 @@ def test_a_header_line_naming_the_columns_is_not_asked(tmp_path):
     path.write_text("question\tanswers\n")
     with pytest.raises(InputError, match="no question"):
         read_questions_file(path)
+
+
+def test_csv_and_json_lines_files_are_read_as_gqa_ingest_questions_reads_them(tmp_path):
+    csv_file = tmp_path / "q.csv"
+    csv_file.write_text('Question,Answer,split\n"who directed Heat, the film",Michael Mann|M. Mann,test\n'
+                        'what is X?,,\n')
+    assert [(l.line, l.question, l.answers) for l in read_questions_file(csv_file)] == [
+        (2, "who directed Heat, the film", ["Michael Mann", "M. Mann"]), (3, "what is X?", None)]
+    csv_file.write_text("question\nwhat is X?\n")  # answers are optional for asking, not for ingesting
+    assert [(l.question, l.answers) for l in read_questions_file(csv_file)] == [("what is X?", None)]
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text('{"question": "who directed Heat", "answers": ["Michael Mann"]}\n\n{"q_entity": "X", '
+                     '"question": " what is X? "}\n')
+    assert [(l.line, l.question, l.answers) for l in read_questions_file(jsonl)] == [
+        (1, "who directed Heat", ["Michael Mann"]), (3, "what is X?", None)]
+    for name, content, line, message in (
+            ("bad.csv", "answers\nMichael Mann\n", 1, "must be a header"),
+            ("bad.csv", "question,answer,when\nok,a,b\n", 1, "unknown column"),
+            ("bad.csv", "question,answers\nok,a\n,b\n", 3, "empty"),
+            ("bad.jsonl", '{"question": "ok"}\n{"question": 3}\n', 2, "must be a string"),
+            ("bad.jsonl", '{"question": "ok"}\n{"question": \n', 2, "bad JSON"),
+            ("bad.jsonl", '{"question": "ok", "answers": 5}\n', 1, "answers"),
+            ("bad.csv", "question\n", None, "no question")):
+        bad = tmp_path / name
+        bad.write_text(content)
+        with pytest.raises(InputError, match=message) as caught:
+            read_questions_file(bad)
+        assert caught.value.line == line and str(bad) in str(caught.value)
