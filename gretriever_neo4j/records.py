@@ -12,8 +12,8 @@ from typing import Literal
 
 GraphKind = Literal["kg", "per-sample"]
 
-# The columns of a user's questions file, read by `gqa ingest questions` (all of them) and `gqa ask --questions`
-# (question and answers); defined here so both readers agree without the light one importing the loaders.
+# The columns of a user's questions file (`loaders.questions`), read by `gqa ingest questions` (all of them) and
+# `gqa ask --questions` (the question, and the answers where given): the fields of the `QuestionRecord` below.
 QUESTION_COLUMNS = ("question", "answers", "topic_entities", "split", "id")
 QUESTION_REQUIRED = ("question", "answers")
 QUESTION_COLUMN_ALIASES = {"answer": "answers", "q_entity": "topic_entities", "topics": "topic_entities",
