@@ -1,10 +1,11 @@
 """Is the confidence shown beside an answer to be trusted? Per invented graph: expected calibration error (ECE, 10
 equal-width bins) of the answer's confidence against strict Hit@1, the share right of the answers shown as sure
-(confidence >= `--sure`) and of those shown as unsure, and a reliability diagram of all graphs together (PNG).
+(confidence >= `--sure`, by default the calibration's `sure_at`, where `gqa ask` marks an answer sure) and of
+those shown as unsure, and a reliability diagram of all graphs together (PNG).
 Through the CLI (`gqa ask --questions`, reader answers, no LLM), on graphs as stored (`bench/fictional_kgs.py`
 ingests them). Misses are not written.
 
-    python bench/calibration.py [--set eighth,held-out,held-out-3] [--sure 0.8] [--out bench/results/calibration.json]
+    python bench/calibration.py [--set eighth,held-out,held-out-3] [--sure 0.85] [--out bench/results/calibration.json]
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from _common import RESULTS, command, gqa, machine, write_json
 from fictional_kgs import SETS, load
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
+from gretriever_neo4j.reader.confidence import CALIBRATION
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--set", default="eighth,held-out,held-out-3")
-    parser.add_argument("--sure", type=float, default=0.8)
+    parser.add_argument("--sure", type=float, default=CALIBRATION.sure_at)
     parser.add_argument("--out", type=Path, default=RESULTS / "calibration.json")
     args = parser.parse_args()
     results, everything = {}, []

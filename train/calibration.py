@@ -11,10 +11,10 @@ questions of stored graphs, fitted by logistic regression, checked leaving one g
 `answer_evidence` and whether that answer is gold (strict Hit@1). `fit` fits `Calibration` (support log-odds,
 the best walk's features standardized, an intercept; an L2 pull of `--l2` on the feature weights) on all files,
 and first prints what the same fit measures on each graph when that graph is left out: expected calibration
-error, and how often answers at 0.8 or more are right. Files given with `--also` are in every one of those fits
-and in the written one, but never left out: what they add to a fit is then measured on the same graphs as
-without them. `measure` scores a written calibration (by default the shipped one) on collect files it was not
-fitted on, per graph and pooled: the check on graphs a fit never saw, read by models that never saw them.
+error, and how often answers shown as sure (`Calibration.sure_at`) are right. Files given with `--also` are in
+every one of those fits and in the written one, but never left out: what they add to a fit is then measured on the
+same graphs as without them. `measure` scores a written calibration (by default the shipped one) on collect files
+it was not fitted on, per graph and pooled: the check on graphs a fit never saw, read by models that never saw them.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from gretriever_neo4j.metrics import expected_calibration_error as ece
+from gretriever_neo4j.reader.confidence import CALIBRATION, Calibration
 
 from .run_record import run_record
-
-SURE = 0.8  # an answer this likely right or more counts as shown sure, in what `fit` and `measure` print
 
 
 def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None,
@@ -64,7 +63,7 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
     """The `Calibration` of logistic regression on these answers (`base` gives its other settings)."""
     from scipy.optimize import minimize
 
-    from gretriever_neo4j.reader.confidence import CALIBRATION, log_odds
+    from gretriever_neo4j.reader.confidence import log_odds
     from gretriever_neo4j.reader.signature_weights import FEATURES
 
     base = base or CALIBRATION
@@ -85,12 +84,12 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
 
 
 def measure(files, calibration) -> dict:
-    """ECE, answers at 0.8 or more (their share and how many are right), accuracy and mean confidence, per graph
+    """ECE, answers shown as sure (their share and how many are right), accuracy and mean confidence, per graph
     and over all the files' answers, of `calibration` on collect files."""
     from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
 
     def scores(p: np.ndarray, right: np.ndarray) -> dict:
-        sure = p >= SURE
+        sure = p >= calibration.sure_at
         return {"answered": int(len(right)), "strict_hit1": round(float(right.mean()), 4),
                 "mean_confidence": round(float(p.mean()), 4), "ece": round(ece(p, right), 4),
                 "sure_share": round(float(sure.mean()), 4),
@@ -136,8 +135,6 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
     if args.command == "measure":
-        from gretriever_neo4j.reader.confidence import CALIBRATION, Calibration
-
         result = measure([np.load(path) for path in args.data],
                          Calibration.load(args.calibration) if args.calibration else CALIBRATION)
         def share(value: float | None) -> str:  # no answer was sure: no share of them is right
@@ -175,10 +172,10 @@ def main(argv: list[str] | None = None) -> None:
         calibration = fit(support[~held], walk[~held], right[~held], args.l2)
         left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
                           for s, w in zip(support[held], walk[held])]
-        sure = left_out[held] >= SURE
+        sure = left_out[held] >= calibration.sure_at
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
               f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
-    sure = left_out[measured] >= SURE
+    sure = left_out[measured] >= CALIBRATION.sure_at
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
           f"sure {sure.mean():.2f} of answers, {right[measured][sure].mean():.3f} right")

@@ -57,9 +57,11 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     anchors: list[int] = field(default_factory=list)  # grounded: the nodes the question names (subgraph ids)
     # grounded: the reader's probability that the answer shown is right (calibrated: `reader.confidence`), and
-    # whether that is too low to call the answer sure (`unsure`); None / False where no reader answered
+    # whether that is too low to trust (`unsure`) or high enough to call it sure (`sure`); None / False / False
+    # where no reader answered
     confidence: float | None = None
     unsure: bool = False
+    sure: bool = False
 
     def citations_summary(self) -> str:
         check = self.citations
@@ -78,7 +80,7 @@ class Answer:
             "text": self.text, "raw": self.raw, "mode": self.mode, "model": self.model, "models": dict(self.models),
             "seconds": self.seconds, "timings_ms": dict(self.timings_ms),
             "nodes": [node.__dict__ for node in self.nodes], "anchors": list(self.anchors),
-            "confidence": self.confidence, "unsure": self.unsure,
+            "confidence": self.confidence, "unsure": self.unsure, "sure": self.sure,
             "citations": None if check is None else {
                 "mode": check.mode, "nodes": list(check.cited_nodes), "edges": [list(e) for e in check.cited_edges],
                 "invalid_nodes": list(check.invalid_nodes), "invalid_edges": [list(e) for e in check.invalid_edges],
@@ -309,6 +311,7 @@ class Answering:
                       seconds=time.perf_counter() - started, mode="grounded", models=models,
                       timings_ms=result.timings_ms, anchors=list(reading.anchors), confidence=confidence,
                       unsure=confidence is not None and confidence < CALIBRATION.unsure_below,
+                      sure=confidence is not None and confidence >= CALIBRATION.sure_at,
                       nodes=[AnswerNode(id=n, key=view.node_keys[n], text=view.node_texts[n],
                                         probability=float(reading.probabilities[n]), walk=reading.signature_of(n),
                                         evidence_paths=_evidence(reading, n))

@@ -205,10 +205,14 @@ MAX_SHOWN_PATHS = 2
 
 def sureness(answer: dict) -> str:
     """How sure the answer is, as markup after its first line: " (unsure, 0.42)" in yellow where the answer is
-    unsure, " (confidence 0.91)" dimmed where it is sure, nothing where nothing estimated it."""
+    unsure, " (sure, 0.91)" in green where it is sure, " (confidence 0.72)" dimmed in between, nothing where nothing
+    estimated it."""
     confidence = answer.get("confidence")
+    shown = f", {confidence:.2f}" if confidence is not None else ""
     if answer.get("unsure"):
-        return " [bold yellow](unsure" + (f", {confidence:.2f}" if confidence is not None else "") + ")[/]"
+        return f" [bold yellow](unsure{shown})[/]"
+    if answer.get("sure"):
+        return f" [green](sure{shown})[/]"
     return f" [dim](confidence {confidence:.2f})[/]" if confidence is not None else ""
 
 

@@ -37,6 +37,7 @@ def row_for(line: QuestionLine, asked=None, error: str | None = None, seconds: f
             "mode": None if answer is None else answer.mode,
             "confidence": None if answer is None else answer.confidence,
             "unsure": False if answer is None else answer.unsure,
+            "sure": False if answer is None else answer.sure,
             "retrieval_id": retrieval.id, "graph": retrieval.graph, "retriever": asked.retriever,
             "models": {} if answer is None else answer.models,
             "citations": None if answer is None or answer.citations is None else {

@@ -1,5 +1,6 @@
 """`gqa ask`'s human output says how sure an answer is: "(unsure, 0.42)" and a hint naming the `gqa feedback`
-command for an unsure answer, the confidence dimmed for a sure one, nothing new where none was estimated. No Neo4j:
+command for an unsure answer, "(sure, 0.91)" for a sure one, the confidence alone in between, nothing new where none
+was estimated. No Neo4j:
 the answer is printed as the service or `QA.ask` gives it (`show_asked`)."""
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ import pytest
 from gretriever_neo4j.cli import ask as ask_cli
 
 
-def asked(confidence, unsure, *, nodes=True) -> dict:
+def asked(confidence, unsure, *, sure=False, nodes=True) -> dict:
     answer = {"mode": "grounded" if nodes else "free-text", "text": "Harbour Street", "models": {"reader": "r"},
-              "citations": None, "seconds": 0.1, "confidence": confidence, "unsure": unsure,
+              "citations": None, "seconds": 0.1, "confidence": confidence, "unsure": unsure, "sure": sure,
               "nodes": [{"id": 2, "key": "Harbour Street", "text": "Harbour Street", "probability": 0.4,
                          "evidence_paths": []}] if nodes else []}
     return {"id": "r-0123456789ab", "graph": "g", "nodes": [], "edges": [], "tokens": 10, "timings_ms": {},
@@ -40,10 +41,16 @@ def test_a_free_text_answer_is_marked_too(printed):
     assert "Harbour Street (unsure, 0.30)" in out and "gqa feedback r-0123456789ab --answer NAME" in out
 
 
-def test_a_sure_answer_shows_its_confidence_and_no_hint(printed):
-    out = printed(asked(0.91, False))
-    assert "1 answer (grounded) (confidence 0.91)" in out
+def test_a_sure_answer_is_marked_sure_with_its_confidence_and_no_hint(printed):
+    out = printed(asked(0.91, False, sure=True))
+    assert "1 answer (grounded) (sure, 0.91)" in out
     assert "unsure" not in out and "gqa feedback" not in out
+
+
+def test_an_answer_neither_sure_nor_unsure_shows_its_confidence_alone(printed):
+    out = printed(asked(0.72, False))
+    assert "1 answer (grounded) (confidence 0.72)" in out
+    assert "sure" not in out.replace("(grounded)", "") and "gqa feedback" not in out
 
 
 def test_without_a_confidence_nothing_new_is_said(printed):
@@ -51,7 +58,7 @@ def test_without_a_confidence_nothing_new_is_said(printed):
     assert "1 answer (grounded)\n" in out
     assert "confidence" not in out and "unsure" not in out and "gqa feedback" not in out
     legacy = asked(None, False)
-    del legacy["answer"]["confidence"], legacy["answer"]["unsure"]  # a server of an earlier version
+    del legacy["answer"]["confidence"], legacy["answer"]["unsure"], legacy["answer"]["sure"]  # an earlier server
     assert printed(legacy) == out
 
 

@@ -30,6 +30,16 @@ def test_calibrated_is_monotone_and_keeps_none():
         Calibration.from_dict({"slope": 1.0, "bogus": 2})
 
 
+def test_sure_and_unsure_marks_are_ordered_and_saved_with_the_fit(tmp_path):
+    assert 0 < CALIBRATION.unsure_below <= CALIBRATION.sure_at < 1
+    with pytest.raises(ConfigError, match="sure_at"):
+        Calibration(unsure_below=0.6, sure_at=0.5)
+    with pytest.raises(ConfigError, match="sure_at"):
+        Calibration(sure_at=1.0)
+    Calibration(sure_at=0.9).save(tmp_path / "c.json")
+    assert Calibration.load(tmp_path / "c.json").sure_at == 0.9
+
+
 def test_a_reading_says_how_sure_it_is(embedder):
     view = view_of(TRIPLES, embedder)
     ann = view.node_texts.index("Ann")

@@ -214,11 +214,15 @@ def test_the_page_marks_an_unsure_answer_and_lists_the_answers_to_judge(page_ser
             assert page.inner_text("#learn-status").startswith("No answer of")
             assert page.evaluate("window.gqaLearn.judged") == 3
 
-            sureness["answer"] = {"confidence": 0.91, "unsure": False}
+            sureness["answer"] = {"confidence": 0.91, "unsure": False, "sure": True}
             ask_in_page(page, QUESTIONS[0])
             assert page.inner_text("#confidence") == "91% sure" and not page.is_visible("#unsure-badge")
-            assert not page.is_visible("#feedback-verdict")
-            sureness["answer"] = {"confidence": None, "unsure": False}
+            assert page.is_visible("#sure-badge") and not page.is_visible("#feedback-verdict")
+            sureness["answer"] = {"confidence": 0.72, "unsure": False, "sure": False}
+            ask_in_page(page, QUESTIONS[2])
+            assert page.inner_text("#confidence") == "72% sure"
+            assert not page.is_visible("#sure-badge") and not page.is_visible("#unsure-badge")
+            sureness["answer"] = {"confidence": None, "unsure": False, "sure": False}
             ask_in_page(page, QUESTIONS[1])
             assert not page.is_visible("#sureness")
         finally:

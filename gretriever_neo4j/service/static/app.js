@@ -213,12 +213,14 @@ function answerItem(node) {
   return item;
 }
 
-// How sure the answer is: its confidence as a percentage and an "unsure" badge; nothing where none was estimated.
+// How sure the answer is: its confidence as a percentage, and an "unsure" or a "sure" badge where the answer is
+// either; nothing where none was estimated.
 function showSureness(answer) {
   const confidence = answer ? answer.confidence : null;
   const unsure = Boolean(answer && answer.unsure);
   $("confidence").textContent = confidence != null ? `${Math.round(confidence * 100)}% sure` : "";
   $("unsure-badge").hidden = !unsure;
+  $("sure-badge").hidden = unsure || !(answer && answer.sure);
   $("sureness").hidden = confidence == null && !unsure;
   $("sureness").className = unsure ? "unsure" : "";
 }
