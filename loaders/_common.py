@@ -100,14 +100,15 @@ def open_text(path: Path) -> TextIO:
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its line break); undecodable bytes become an InputError."""
-    with open_text(path) as handle:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(handle, start=1):
-                yield line_no, line.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not valid UTF-8 text ({exc.reason})", source=path, line=line_no + 1) from exc
+    """(1-based line number, line without its line break: LF or CRLF), a byte-order mark dropped; undecodable bytes
+    become an InputError naming their line (each line is decoded alone: a text stream decodes ahead, in chunks)."""
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"not valid UTF-8 text ({exc.reason})", source=path, line=line_no) from exc
+            yield line_no, (line.removeprefix("\ufeff") if line_no == 1 else line).rstrip("\r\n")
 
 
 def csv_rows(path: Path, **csv_options: object) -> Iterator[tuple[int, list[str]]]:

@@ -101,7 +101,7 @@ def asked_questions(path: Path) -> list[tuple[int, str, list[str] | None]]:
             if isinstance(row, str):
                 raise ValueError(row)
             answers = _names(row.get("answers"), "answers")
-            out.append((line, _question(row), answers or None))
+            out.append((line, question_text(row), answers or None))
         except ValueError as exc:
             raise InputError(str(exc), source=path, line=line) from None
     return out
@@ -199,7 +199,7 @@ def _records(path: Path, rows, graph: str, forced: str | None, override: bool, s
 
 def _record(path: Path, line: int, row: dict, graph: str, forced: str | None, override: bool,
             seeded: str) -> QuestionRecord:
-    question = _question(row)
+    question = question_text(row)
     answers = _names(row.get("answers"), "answers")
     if not answers:
         raise ValueError("no answer (give answer1|answer2)")
@@ -226,15 +226,17 @@ def _record(path: Path, line: int, row: dict, graph: str, forced: str | None, ov
                           graph_id=graph, topic_entities=topics, source=str(path), line=line)
 
 
-def _question(row: dict) -> str:
-    """The row's question, stripped; ValueError where it is missing, empty, not a string or too long."""
+def question_text(row: dict) -> str:
+    """The row's question, stripped; ValueError where it is missing, empty, not a string or too long (stripped).
+    Every reader of a questions file checks a question here: `gqa ingest questions` and `gqa ask --questions`."""
     question = row.get("question")
     if not isinstance(question, str) or not question.strip():
         raise ValueError("the question is empty" if isinstance(question, str) or question is None
                          else f"'question' must be a string, found {type(question).__name__}")
+    question = question.strip()
     if len(question) > MAX_QUESTION_CHARS:
         raise ValueError(f"the question has {len(question)} characters (at most {MAX_QUESTION_CHARS})")
-    return question.strip()
+    return question
 
 
 def _names(value, field: str) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.records import MAX_QUESTION_CHARS, QUESTION_REQUIRED, question_column
+from gretriever_neo4j.records import QUESTION_REQUIRED, question_column
 
 HEADERS = ([QUESTION_REQUIRED[0]], list(QUESTION_REQUIRED))  # a first line naming the columns, not a question
 
@@ -43,18 +43,15 @@ def read_questions_file(path: str | Path) -> list[QuestionLine]:
 
 def _tsv_lines(path: Path) -> list[QuestionLine]:
     """The questions of `gqa ask`'s own format (the module docstring), the first bad line raising."""
+    from gretriever_neo4j.loaders._common import numbered_lines
+    from gretriever_neo4j.loaders.questions import question_text
+
+    out: list[QuestionLine] = []
     try:
-        raw = path.read_bytes()
+        lines = list(numbered_lines(path))
     except OSError as error:
         raise InputError(f"cannot read it ({error.strerror})", source=path) from None
-    out: list[QuestionLine] = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        try:
-            text = line.decode("utf-8").rstrip("\r")
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", source=path, line=number) from None
-        if number == 1:
-            text = text.removeprefix("\ufeff")
+    for number, text in lines:
         if not text.strip():
             continue
         fields = text.split("\t")
@@ -63,12 +60,10 @@ def _tsv_lines(path: Path) -> list[QuestionLine]:
         if len(fields) > 2:
             raise InputError(f"expected 'question' or 'question<TAB>answer1|answer2', found {len(fields) - 1} TABs",
                              source=path, line=number)
-        question = fields[0].strip()
-        if not question:
-            raise InputError("the question is empty", source=path, line=number)
-        if len(question) > MAX_QUESTION_CHARS:
-            raise InputError(f"the question has {len(question)} characters (at most {MAX_QUESTION_CHARS})",
-                             source=path, line=number)
+        try:
+            question = question_text({"question": fields[0]})
+        except ValueError as error:
+            raise InputError(str(error), source=path, line=number) from None
         answers = None
         if len(fields) == 2:
             answers = [a.strip() for a in fields[1].split("|") if a.strip()]

@@ -7,6 +7,7 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.loaders._common import (
     batched_kg_records,
     normalise_split,
+    numbered_lines,
     paper_split,
     reject,
     shuffle_split,
@@ -70,3 +71,14 @@ def test_reject_raises_without_handler_and_reports_with_one():
     seen = []
     reject(error, seen.append)
     assert seen == [error] and str(seen[0]) == "f.txt:3: bad"
+
+
+def test_numbered_lines_name_the_line_of_a_bad_byte_far_into_the_file(tmp_path):
+    """Each line is decoded alone: a stream decoding ahead in chunks would blame an earlier line."""
+    path = tmp_path / "big.tsv"
+    path.write_bytes("\ufeffa\tb\r\n".encode() + b"c\td\n" * 20_000 + b"bad \xff byte\n" + b"e\tf\n")
+    with pytest.raises(InputError) as caught:
+        list(numbered_lines(path))
+    assert caught.value.line == 20_002 and "UTF-8" in str(caught.value)
+    path.write_bytes("\ufeffa\tb\r\nc\td".encode())
+    assert list(numbered_lines(path)) == [(1, "a\tb"), (2, "c\td")]

@@ -4,6 +4,7 @@ import pytest
 
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.qa.questions_file import read_questions_file
+from gretriever_neo4j.records import MAX_QUESTION_CHARS
 
 
 def test_questions_file_formats_and_bad_lines(tmp_path):
@@ -65,3 +66,16 @@ def test_csv_and_json_lines_files_are_read_as_gqa_ingest_questions_reads_them(tm
         with pytest.raises(InputError, match=message) as caught:
             read_questions_file(bad)
         assert caught.value.line == line and str(bad) in str(caught.value)
+
+
+@pytest.mark.parametrize("name, line", [("q.tsv", "{}\n"), ("q.csv", "question\n{}\n"),
+                                        ("q.jsonl", '{{"question": "{}"}}\n')])
+def test_a_questions_length_is_counted_without_the_spaces_around_it_in_every_format(tmp_path, name, line):
+    path = tmp_path / name
+    longest = "x" * MAX_QUESTION_CHARS
+    path.write_text(line.format(f"  {longest}  "))
+    assert [l.question for l in read_questions_file(path)] == [longest]
+    path.write_text(line.format(longest + "y"))
+    with pytest.raises(InputError, match=f"at most {MAX_QUESTION_CHARS}") as caught:
+        read_questions_file(path)
+    assert caught.value.line == line.count("\n")
