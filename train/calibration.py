@@ -178,7 +178,8 @@ def main(argv: list[str] | None = None) -> None:
     sure = left_out[measured] >= CALIBRATION.sure_at
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
-          f"sure {sure.mean():.2f} of answers, {right[measured][sure].mean():.3f} right")
+          f"sure {sure.mean():.2f} of answers, "
+          f"{f'{right[measured][sure].mean():.3f}' if sure.any() else '-'} right")  # none sure: no share right
     calibration = fit(support, walk, right, args.l2)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")
