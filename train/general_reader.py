@@ -2,13 +2,18 @@
 `SignatureWeights` fitted on them (`reader.learned`).
 
     python -m train.general_reader collect --graph G --questions Q.tsv --out DIR/G.npz [--limit N] [--seed S]
+        [--as-asked]
     python -m train.general_reader fit DIR/*.npz --out W.json [--l2 0.1]
     python -m train.general_reader score DIR/*.npz --weights W.json
+    python -m train.general_reader ablate DIR/*.npz [--out R.json]
 
 `collect` asks each question of a stored graph through the product's retrieval (no answer recorded), reads the
 subgraph with the zero-shot reader, and keeps, per question, the features of every shortlisted walk signature
 (`reader.coverage.coverage_features`) and how well each one's end nodes answer it (F1 against the gold answers).
-`fit` / `score` are `reader.learned.fit_weights` / `signature_hit` over such files.
+With `--as-asked` it reads as `gqa ask` does: the shipped walk encoder and hop reader fill their features, and the
+shortlist is the reader's own (without: no learned feature, 48 walks shortlisted, the general reader's training
+data). `fit` / `score` are `reader.learned.fit_weights` / `signature_hit` over such files. `ablate` measures what
+each hand-set feature adds to the choice (`ablation`).
 """
 
 from __future__ import annotations
@@ -67,13 +72,16 @@ def read_questions(graph: str, questions: list[tuple[str, list[str]]], shortlist
                 print(f"{graph}: {q + 1}/{len(questions)}", file=sys.stderr, flush=True)
 
 
-def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int = 48) -> dict[str, np.ndarray]:
+def collect(graph: str, questions: list[tuple[str, list[str]]], shortlist: int | None = 48, walk_encoder=None,
+            hop_reader=None) -> dict[str, np.ndarray]:
+    """The collect file's arrays for `graph`'s `questions` (`read_questions`'s arguments)."""
     from gretriever_neo4j.reader.learned import end_node_f1, walk_ends
     from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_shapes import signature_question
 
     features, f1s, owner, shortlisted, walk_texts, masked_texts, end_names = [], [], [], [], [], [], []
-    for q, (item, reading, is_gold) in enumerate(read_questions(graph, questions, shortlist)):
+    for q, (item, reading, is_gold) in enumerate(read_questions(graph, questions, shortlist, walk_encoder,
+                                                                hop_reader)):
         table = reading.signature_table
         if table is None or not len(table.used):
             continue
@@ -107,6 +115,35 @@ def collected_questions(paths: list[Path]):
         keep = data["shortlisted"]
         for q in np.unique(data["question"][keep]):
             yield data, np.flatnonzero(keep & (data["question"] == q))
+
+
+def ablation(paths: list[Path], weights=None) -> dict:
+    """What each feature with a weight adds to the walk chosen (`signature_hit`, mean over the files' graphs): the
+    change with its weight at zero, alone; then with every feature whose zero changed nothing at zero together.
+    Only what reads collect files made `--as-asked` says what `gqa ask` would lose."""
+    from gretriever_neo4j.reader.learned import load_tables, signature_hit
+    from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
+
+    weights = weights or ZERO_SHOT
+    graphs = {path.stem: load_tables([path]) for path in paths}
+
+    def mean_hit(vector: np.ndarray) -> float:
+        changed = SignatureWeights.from_vector(vector, temperature=weights.temperature, shortlist=weights.shortlist)
+        return float(np.mean([signature_hit(questions, changed) for questions in graphs.values()]))
+
+    base = weights.vector()
+    hit = mean_hit(base)
+    alone = {}
+    for i, name in enumerate(FEATURES):
+        if base[i] != 0:
+            zeroed = base.copy()
+            zeroed[i] = 0.0
+            alone[name] = round(mean_hit(zeroed) - hit, 4)
+    idle = [name for name, change in alone.items() if change == 0]
+    together = base.copy()
+    together[[list(FEATURES).index(name) for name in idle]] = 0.0
+    return {"graphs": sorted(graphs), "questions": sum(len(q) for q in graphs.values()), "hit": round(hit, 4),
+            "zeroed_alone": alone, "idle": idle, "idle_zeroed_together": round(mean_hit(together) - hit, 4)}
 
 
 def matcher_questions(paths: list[Path], embed) -> list:
@@ -144,6 +181,8 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--out", type=Path, required=True)
     c.add_argument("--limit", type=int, default=None)
     c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--as-asked", action="store_true", help="read as `gqa ask` does (the shipped walk encoder and hop "
+                   "reader, the reader's own shortlist)")
     f = sub.add_parser("fit")
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
@@ -151,6 +190,9 @@ def main(argv: list[str] | None = None) -> None:
     s = sub.add_parser("score")
     s.add_argument("data", type=Path, nargs="+")
     s.add_argument("--weights", type=Path, default=None)
+    a = sub.add_parser("ablate", help="what each hand-set feature adds to the walk chosen")
+    a.add_argument("data", type=Path, nargs="+")
+    a.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     m = sub.add_parser("matcher", help="train the walk matcher and write the general reader (weights + matcher)")
     m.add_argument("data", type=Path, nargs="+")
     m.add_argument("--out", type=Path, required=True, help="a folder (gretriever_neo4j/reader/general)")
@@ -171,10 +213,28 @@ def main(argv: list[str] | None = None) -> None:
         questions = _questions(args.questions)
         if args.limit is not None and len(questions) > args.limit:
             questions = random.Random(args.seed).sample(questions, args.limit)
-        data = collect(args.graph, questions)
+        if args.as_asked:
+            from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder
+
+            data = collect(args.graph, questions, None, general_walk_encoder(), general_hop_reader())
+        else:
+            data = collect(args.graph, questions)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, **data)
         print(f"{args.out}: {len(set(data['question'].tolist()))} questions, {len(data['f1'])} walks")
+    elif args.command == "ablate":
+        import json
+
+        from .run_record import run_record
+
+        result = ablation(args.data)
+        for name, change in sorted(result["zeroed_alone"].items(), key=lambda item: item[1]):
+            print(f"{name:28} {100 * change:+.1f} points")
+        print(f"hit {result['hit']:.4f} over {result['questions']} questions; {len(result['idle'])} features change "
+              f"nothing alone, {100 * result['idle_zeroed_together']:+.1f} points together")
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps({**run_record("general_reader", argv), **result}, indent=1) + "\n")
     elif args.command == "fit":
         weights = fit_weights(load_tables(args.data), FitConfig(l2=args.l2))
         args.out.parent.mkdir(parents=True, exist_ok=True)
