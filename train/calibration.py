@@ -83,6 +83,11 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
                    means=tuple(round(float(v), 4) for v in means), scales=tuple(round(float(v), 4) for v in scales))
 
 
+def _share(value: float | None) -> str:
+    """A share right as printed; "-" where no answer was sure, so no share of them is right."""
+    return "-" if value is None else f"{value:.3f}"
+
+
 def measure(files, calibration) -> dict:
     """ECE, answers shown as sure (their share and how many are right), accuracy and mean confidence, per graph
     and over all the files' answers, of `calibration` on collect files."""
@@ -137,15 +142,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "measure":
         result = measure([np.load(path) for path in args.data],
                          Calibration.load(args.calibration) if args.calibration else CALIBRATION)
-        def share(value: float | None) -> str:  # no answer was sure: no share of them is right
-            return "-" if value is None else f"{value:.3f}"
-
         for name, row in result["per_graph"].items():
             print(f"{name:40} {row['answered']:4} right {row['strict_hit1']:.3f}  ece {row['ece']:.3f}"
-                  f"  sure {row['sure_share']:.2f} right {share(row['sure_right'])}")
+                  f"  sure {row['sure_share']:.2f} right {_share(row['sure_right'])}")
         pooled = result["pooled"]
         print(f"all: ece {pooled['ece']:.3f}, mean per graph {result['mean_ece_per_graph']:.3f}, sure "
-              f"{pooled['sure_share']:.2f} of answers, {share(pooled['sure_right'])} right")
+              f"{pooled['sure_share']:.2f} of answers, {_share(pooled['sure_right'])} right")
         if args.out:
             record = {**run_record("calibration", argv), "calibration": str(args.calibration or "shipped")}
             args.out.write_text(json.dumps({**record, **result}, indent=1) + "\n")
@@ -178,8 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     sure = left_out[measured] >= CALIBRATION.sure_at
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
-          f"sure {sure.mean():.2f} of answers, "
-          f"{f'{right[measured][sure].mean():.3f}' if sure.any() else '-'} right")  # none sure: no share right
+          f"sure {sure.mean():.2f} of answers, {_share(right[measured][sure].mean() if sure.any() else None)} right")
     calibration = fit(support, walk, right, args.l2)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")

@@ -117,21 +117,20 @@ def collected_questions(paths: list[Path]):
             yield data, np.flatnonzero(keep & (data["question"] == q))
 
 
-def ablation(paths: list[Path], weights=None) -> dict:
-    """What each feature with a weight adds to the walk chosen (`signature_hit`, mean over the files' graphs): the
-    change with its weight at zero, alone; then with every feature whose zero changed nothing at zero together.
-    Only what reads collect files made `--as-asked` says what `gqa ask` would lose."""
+def ablation(paths: list[Path]) -> dict:
+    """What each hand-set feature with a weight adds to the walk chosen (`signature_hit`, mean over the files'
+    graphs): the change with its weight at zero, alone; then with every feature whose zero changed nothing at zero
+    together. Only what reads collect files made `--as-asked` says what `gqa ask` would lose."""
     from gretriever_neo4j.reader.learned import load_tables, signature_hit
     from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 
-    weights = weights or ZERO_SHOT
     graphs = {path.stem: load_tables([path]) for path in paths}
 
     def mean_hit(vector: np.ndarray) -> float:
-        changed = SignatureWeights.from_vector(vector, temperature=weights.temperature, shortlist=weights.shortlist)
+        changed = SignatureWeights.from_vector(vector, temperature=ZERO_SHOT.temperature, shortlist=ZERO_SHOT.shortlist)
         return float(np.mean([signature_hit(questions, changed) for questions in graphs.values()]))
 
-    base = weights.vector()
+    base = ZERO_SHOT.vector()
     hit = mean_hit(base)
     alone = {}
     for i, name in enumerate(FEATURES):
