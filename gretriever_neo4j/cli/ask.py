@@ -21,16 +21,20 @@ def _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, t
 
 
 def make_qa(store, embedder: Optional[str], *, mode: str = "auto", checkpoint=None, llm=None, device="auto",
-            use_llm: bool = True, reader: Optional[Path] = None, quiet: bool = False, llm_when: str = "auto"):
+            use_llm: bool = True, reader: Optional[Path] = None, quiet: bool = False, llm_when: str = "auto",
+            hold: bool = False):
+    """`hold`: retrieve over graphs held in memory once read (`retrievers.cached.GraphCache`, as `gqa serve`)."""
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
     from gretriever_neo4j.qa.qa import QA
+    from gretriever_neo4j.retrievers.cached import GraphCache
 
     with (console.status("loading embedder…") if not quiet else nullcontext()):
         model = Embedder(embedder)
     answering = Answering(model, mode=mode, checkpoint=checkpoint, llm=llm, device=device, use_llm=use_llm,
                           reader=reader, llm_when=llm_when)
-    return QA(store, model, browser_url=connection_settings().browser_url, answering=answering)
+    return QA(store, model, browser_url=connection_settings().browser_url, answering=answering,
+              cache=GraphCache(store) if hold else None)
 
 
 @app.command()
@@ -75,6 +79,9 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
     subgraph: bool = typer.Option(False, "--subgraph", help="after the answer, the retrieved nodes and edges as "
                                   "tables and the timings per stage"),
+    hold: bool = typer.Option(True, "--hold/--no-hold", help="--questions: read the graph into memory first and "
+                              "answer from it, as `gqa serve` does (the same answers; --no-hold for a graph "
+                              "too large for this machine's memory)"),
 ) -> None:
     """Retrieve the subgraph that answers a question and answer it: grounded in its nodes by default."""
     from gretriever_neo4j.qa.questions_file import read_questions_file
@@ -98,10 +105,14 @@ def ask(
     with store_session() as store:
         overrides = _overrides(seed_k, seed_k_edges, hops, fanout, max_nodes, max_edges, topk, topk_e, cost_e)
         qa = make_qa(store, embedder, mode="free-text" if free_text else "auto", checkpoint=checkpoint, llm=llm,
-                     device=device, use_llm=not reader_only, reader=reader, quiet=quiet, llm_when=llm_when)
+                     device=device, use_llm=not reader_only, reader=reader, quiet=quiet, llm_when=llm_when,
+                     hold=hold and lines is not None)
         options = dict(graph=graph, retriever=retriever, checkpoint=retriever_checkpoint, answer=not retrieve_only,
                        overrides=overrides)
         if lines is not None:
+            if qa.cache is not None and graph is not None:  # without --graph, each graph is read when first met
+                with err_console.status(f"reading {graph} into memory…"):
+                    qa.cache.load(graph)
             _ask_many(qa, lines, out, source=str(questions), options=options)
             return
         with (console.status("retrieving and answering…") if not quiet else nullcontext()):

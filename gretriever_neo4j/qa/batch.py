@@ -39,6 +39,7 @@ def row_for(line: QuestionLine, asked=None, error: str | None = None, seconds: f
             "unsure": False if answer is None else answer.unsure,
             "sure": False if answer is None else answer.sure,
             "retrieval_id": retrieval.id, "graph": retrieval.graph, "retriever": asked.retriever,
+            "held": retrieval.held,
             "models": {} if answer is None else answer.models,
             "citations": None if answer is None or answer.citations is None else {
                 "nodes": list(answer.citations.cited_nodes), "edges": [list(e) for e in answer.citations.cited_edges],
@@ -64,6 +65,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     mean = lambda values: float(np.mean(values)) if values else None
     return {
         "questions": len(rows), "errors": sum(1 for r in rows if "error" in r), "scored": len(scored),
+        "held_in_memory": sum(1 for r in rows if r.get("held")),
         "hit_at_1": mean([r["scores"]["hit_at_1"] for r in scored]),
         "strict_hit_at_1": mean([r["scores"]["strict_hit_at_1"] for r in scored]),
         "f1": mean([r["scores"]["f1"] for r in scored]),

@@ -21,7 +21,7 @@ import numpy as np
 
 from gretriever_neo4j.errors import InputError, InvariantError
 from gretriever_neo4j.records import GraphRecord
-from gretriever_neo4j.retrieval.candidates import CandidateGraph, RowTable
+from gretriever_neo4j.retrieval.candidates import CandidateGraph, RowTable, string_ranks
 from gretriever_neo4j.retrieval.element_ids import ElementIds
 
 UNREACHED = -1
@@ -207,6 +207,16 @@ class KnowledgeGraph:
     @cached_property
     def key_to_index(self) -> dict[str, int]:
         return {key: i for i, key in enumerate(self.node_keys)}
+
+    @cached_property
+    def node_key_ranks(self) -> np.ndarray:
+        """node -> rank of its key in code-point order (as `CandidateGraph.node_key_ranks`)."""
+        return string_ranks(self.node_keys)
+
+    @cached_property
+    def relation_text_ranks(self) -> np.ndarray:
+        """relation -> rank of its text among all relation texts."""
+        return string_ranks(self.relation_texts)
 
     def indices(self, keys: Iterable[str]) -> np.ndarray:
         """Indices of the known keys among `keys`, in order, without duplicates; unknown keys are dropped."""

@@ -19,7 +19,10 @@ path. Only the `beam_width` best paths are extended at each step; a path's front
 (every edge that walks the path from a seed) of the best final paths, best first, within `max_edges`.
 
 `beam_paths` is a pure function over arrays reached through a `GraphSource` (`retrieval.learned`: an in-memory
-`KnowledgeGraph` or the Neo4j-backed `StoreGraphSource`, which fetches only the incident edges it expands).
+`KnowledgeGraph` or the Neo4j-backed `StoreGraphSource`, which fetches only the incident edges it expands). The
+two number nodes and relations differently (global ids, order of discovery), so wherever a cap or a tie decides,
+the beam orders by node key and relation text (`node_rank`, `relation_rank`), never by id: a graph held in memory
+by `gqa serve` and the same graph read through Neo4j by `gqa ask` give the same subgraph.
 """
 
 from __future__ import annotations
@@ -150,15 +153,32 @@ def step_score(similarity: np.ndarray, baseline: float) -> np.ndarray:
     return np.asarray(similarity, dtype=np.float64) - baseline
 
 
+def _by_id(ids: np.ndarray) -> np.ndarray:
+    return np.asarray(ids, dtype=np.int64)
+
+
+def _reordered(order: np.ndarray, inverse: np.ndarray) -> np.ndarray:
+    """`inverse` (old row -> row of a table) after the table's rows are put in `order`."""
+    moved = np.empty(len(order), dtype=np.int64)
+    moved[order] = np.arange(len(order))
+    return moved[inverse]
+
+
 def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque: Callable[[np.ndarray], np.ndarray],
                relation_similarity: Callable[[np.ndarray], np.ndarray], config: PathConfig = PathConfig(),
-               baseline: float | None = None, round_trip_gain: float | None = None) -> PathBeam:
+               baseline: float | None = None, round_trip_gain: float | None = None, *,
+               node_rank: Callable[[np.ndarray], np.ndarray] = _by_id,
+               relation_rank: Callable[[np.ndarray], np.ndarray] = _by_id) -> PathBeam:
     """The beam (see the module docstring). `incident(nodes) -> Incident` and `triples(edges) -> (head, relation,
     tail)` come from a GraphSource; `opaque(nodes) -> bool array`; `relation_similarity(relation ids) -> array`
     is the question's similarity to each relation's text. `baseline` None: the first step's mean + margin.
     `round_trip_gain`: what a step back along the relation just taken earns (the question asks what is shared:
-    "films that share actors with X"); None: it is a repeat like any other."""
+    "films that share actors with X"); None: it is a repeat like any other. `node_rank(ids)` /
+    `relation_rank(ids)` order the ids given as their keys / texts order (`candidates.string_ranks`); where caps
+    and ties decide, only these orders count, so two sources that number one graph differently walk it alike (the
+    default: by id)."""
     seeds = np.asarray(list(dict.fromkeys(np.asarray(seeds, dtype=np.int64).tolist())), dtype=np.int64)
+    seeds = seeds[np.argsort(node_rank(seeds), kind="stable")]
     paths: list[tuple[Step, ...]] = [()]
     path_id: dict[tuple[Step, ...], int] = {(): 0}
     scores = [0.0]
@@ -176,6 +196,12 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
         inc = incident(nodes)
         if len(inc.edge) == 0:
             break
+        # each node's entries by relation text, direction, neighbour key: what `max_incident` cuts and which
+        # walk `realisation` takes first do not depend on how the source numbers edges
+        entry_order = np.lexsort((node_rank(inc.neighbour), ~np.asarray(inc.outgoing, dtype=bool),
+                                  relation_rank(np.asarray(triples(inc.edge)[1], dtype=np.int64)), inc.owner))
+        inc = type(inc)(owner=inc.owner[entry_order], edge=inc.edge[entry_order],
+                        neighbour=inc.neighbour[entry_order], outgoing=inc.outgoing[entry_order])
         # entries: each frontier pair x each incident entry of its node
         counts = np.bincount(inc.owner, minlength=len(nodes))
         offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -199,7 +225,9 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
         parent_path = frontier_path[pair_of]
         combined = np.stack([parent_path, relation * 2 + direction], axis=1)
         distinct, inverse = np.unique(combined, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        # new paths numbered by parent, relation text, direction (a path's id breaks ties between equal scores)
+        path_order = np.lexsort((distinct[:, 1] % 2, relation_rank(distinct[:, 1] // 2), distinct[:, 0]))
+        distinct, inverse = distinct[path_order], _reordered(path_order, inverse.reshape(-1))
         similarity = np.asarray(relation_similarity(distinct[:, 1] // 2), dtype=np.float64)
         if baseline is None:
             baseline = float(np.mean(np.unique(similarity))) + config.baseline_margin
@@ -229,8 +257,10 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
             if named_end[p]:  # (where some walks end on names and some on ids, both readings stay open)
                 hops[p] = hops[path_id[paths[p][:-1]]] + 1
                 final.add(p)
-        pairs, pair_inverse = np.unique(np.stack([neighbour, new_path], axis=1), axis=0, return_inverse=True)
-        pair_inverse = pair_inverse.reshape(-1)
+        # pairs by node key, then path: a path's first `max_frontier` nodes are its first by key
+        _, first_of, pair_inverse = np.unique(np.stack([node_rank(neighbour), new_path], axis=1), axis=0,
+                                              return_index=True, return_inverse=True)
+        pairs, pair_inverse = np.stack([neighbour[first_of], new_path[first_of]], axis=1), pair_inverse.reshape(-1)
         levels.append(PathLevel(node=pairs[:, 0], path=pairs[:, 1], to_pair=pair_inverse,
                                 from_pair=frontier_pair[pair_of], edge=edge))
         # the next frontier: pairs of the best paths that may still grow
@@ -332,22 +362,6 @@ def cosine(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return (rows @ vector) / np.maximum(norms, 1e-12)
 
 
-def source_relation_texts(source) -> Callable[[np.ndarray], list[str]]:
-    """relation ids -> texts for a `KnowledgeGraphSource` (its KG's list) or a `StoreGraphSource` (whose ids are
-    given in order of first sight, so the n-th key of its relation index is relation n)."""
-    kg = getattr(source, "kg", None)
-    if kg is not None:
-        return lambda ids: [kg.relation_texts[i] for i in np.asarray(ids).tolist()]
-    texts: list[str] = []
-
-    def of_store(ids: np.ndarray) -> list[str]:
-        if len(texts) < len(source._relation_index):
-            texts[:] = list(source._relation_index)
-        return [texts[i] for i in np.asarray(ids).tolist()]
-
-    return of_store
-
-
 @dataclass
 class PathRetrieval:
     seeds: np.ndarray  # source node ids
@@ -374,7 +388,7 @@ def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relat
     entities masked), and the chosen edges and nodes (seeds first); `round_trip_gain` as in `beam_paths`;
     `named(relation texts)`: per text, a similarity the step has at least (`PathRetriever.relation_naming`)."""
     started = time.perf_counter()
-    texts_of = source_relation_texts(source)
+    texts_of = source.relation_texts
     similarity_cache: dict[int, float] = {}
 
     def relation_similarity(ids: np.ndarray) -> np.ndarray:
@@ -398,7 +412,8 @@ def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relat
         return np.fromiter((opaque_cache[n] for n in nodes.tolist()), dtype=bool, count=len(nodes))
 
     beam = beam_paths(np.asarray(seeds, dtype=np.int64), source.incident, source.triples, opaque,
-                      relation_similarity, config, round_trip_gain=round_trip_gain)
+                      relation_similarity, config, round_trip_gain=round_trip_gain, node_rank=source.node_ranks,
+                      relation_rank=source.relation_ranks)
     edges, chosen = choose_edges(beam, config, opaque)
     beam.edges, beam.chosen = edges, chosen
     head, _, tail = source.triples(edges) if edges.size else (np.zeros(0, np.int64),) * 3

@@ -53,6 +53,7 @@ class Retrieval:
     browser_statement: str = ""
     retriever: str = "static"  # which kind of retriever made it: "static" (the paper's PCST), "learned" or "paths"
     recorded: bool = False  # stored as a (:Retrieval) that feedback can name (`Recorder`)
+    held: bool = False  # read from the copy of the graph a process holds in memory (`GraphCache`), not from Neo4j
 
     @property
     def text(self) -> str:
@@ -66,6 +67,7 @@ class Retrieval:
             "graph": self.graph,
             "dataset": self.dataset,
             "retriever": self.retriever,
+            "held": self.held,
             "params": params_to_dict(self.params),
             "nodes": [{"id": i, "key": key, "text": self.result.candidate.node_texts[index], "ref": ref}
                       for i, (key, index, ref) in enumerate(zip(sub.node_keys, sub.node_indices,
@@ -211,15 +213,16 @@ class RetrievalContext:
 
     def finish(self, question: Question, *, graph: str, dataset: str, params: RetrievalParams,
                result: RetrievalResult, timings_ms: Mapping[str, float], kind: str, record: bool,
-               warnings: list[str] | tuple[str, ...] = ()) -> Retrieval:
+               warnings: list[str] | tuple[str, ...] = (), held: bool = False) -> Retrieval:
         """The `Retrieval`: a fresh id, the embedding time first and the total last, the subgraph's tokens;
-        recorded unless `record` is false."""
+        recorded unless `record` is false; `held`: read from a graph held in memory."""
         timings = {"embed": question.embed_ms, **{stage: float(ms) for stage, ms in timings_ms.items()}}
         timings["total"] = sum(timings.values())
         retrieval = Retrieval(id=f"r-{uuid.uuid4().hex[:12]}", question=question.text, graph=graph, dataset=dataset,
                               params=params, result=result, timings_ms=timings,
                               tokens=count_tokens(result.text, getattr(self.embedder, "tokenizer", None)),
-                              warnings=[*question.warnings, *warnings], retriever=kind)
+                              warnings=[*question.warnings, *warnings], retriever=kind,
+                              held=held)
         if record:
             self.recorder.record(retrieval)
         return retrieval

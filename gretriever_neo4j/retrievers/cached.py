@@ -170,7 +170,7 @@ class CachedStaticRetriever:
         params = with_overrides(params or params_for(cached.info["dataset"], cached.info["kind"]), overrides)
         result = retrieve_in_memory(cached.candidate, asked.vector, params)
         return self.context.finish(asked, graph=graph, dataset=cached.info["dataset"], params=params, result=result,
-                                   timings_ms=result.timings_ms, kind=self.kind, record=record)
+                                   timings_ms=result.timings_ms, kind=self.kind, record=record, held=True)
 
 
 def learned_over_cache(cache: GraphCache, graph: str, checkpoint, embed, record: Any = _READ) -> Any:

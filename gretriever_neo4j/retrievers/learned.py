@@ -72,7 +72,8 @@ class LearnedKGRetriever:
         result = (learned or self._learned(graph, info.get("version"))).retrieve(asked.text, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"learned": ms_since(started)}, kind=self.kind,
-                                   record=record, warnings=unused_parameters(self.kind, params, overrides))
+                                   record=record, warnings=unused_parameters(self.kind, params, overrides),
+                                   held=learned is not None)
 
 
 class StoredReads:

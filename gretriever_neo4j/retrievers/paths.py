@@ -155,8 +155,9 @@ class PathKGRetriever:
     def _embed(self, texts: list[str]) -> np.ndarray:
         return np.asarray(self.embedder.embed(list(texts)), dtype=np.float32)
 
-    def _retriever(self, graph: str, info: Mapping[str, Any]) -> PathRetriever:
-        """Over the copy of the graph held in memory at the version `info` (its record) names, else over Neo4j."""
+    def _retriever(self, graph: str, info: Mapping[str, Any]) -> tuple[PathRetriever, bool]:
+        """Over the copy of the graph held in memory at the version `info` (its record) names (and True), else
+        over Neo4j (and False). Both give the same subgraph (`relation_paths.beam_paths` orders by key)."""
         version = info.get("version")
         self._warm(graph, version)
         if self.cache is not None:
@@ -168,12 +169,13 @@ class PathKGRetriever:
                         cached.extras[key] = PathRetriever(cached.kg, self._embed, self.config,
                                                            relations=self.relations, graph_name=graph,
                                                            relation_naming=named_by_words)
-                    return cached.extras[key]
+                    return cached.extras[key], True
         self.context.check_readable(graph, info)
         return PathRetriever(texts_first_source(self.store, graph), self._embed, self.config, relations=self.relations,
                              graph_name=graph, linking=StoreLinking(self.store,
                                                                     relation_words=self._relation_words.get(graph)),
-                             relation_values=lambda: self._values(graph, version), relation_naming=named_by_words)
+                             relation_values=lambda: self._values(graph, version),
+                             relation_naming=named_by_words), False
 
     def _values(self, graph: str, version: Any) -> dict[str, tuple[int, int, int]]:
         """The graph's relation value counts, read once per graph version (only when a question asks for a
@@ -194,7 +196,9 @@ class PathKGRetriever:
             raise ConfigError(f"graph {graph!r} is a per-sample dataset; relation paths need a knowledge graph "
                               f"(use --retriever static)")
         started = time.perf_counter()
-        result = self._retriever(graph, info).retrieve(asked.embedded, asked.vector)
+        retriever, held = self._retriever(graph, info)
+        result = retriever.retrieve(asked.embedded, asked.vector)
         return self.context.finish(asked, graph=graph, dataset=info["dataset"], params=RetrievalParams(),
                                    result=result, timings_ms={"paths": ms_since(started)}, kind=self.kind,
-                                   record=record, warnings=unused_parameters(self.kind, params, overrides))
+                                   record=record, warnings=unused_parameters(self.kind, params, overrides),
+                                   held=held)

@@ -73,7 +73,13 @@ def test_ask_questions_file_round_trips_and_scores(store, embedder, cli_env):
         assert row["retrieval_id"].startswith("r-") and row["citations"]["all_valid"]
         assert {"retrieval", "answer", "total"} <= set(row["timings_ms"])
         assert row["answer_nodes"] and row["answer_nodes"][0]["walk"]
+        assert row["held"]  # the graph was read into memory first, as `gqa serve` does
     assert "strict_hit_at_1" in asked.stderr and "0.5000" in asked.stderr  # the summary table: 1 of 2 scored
+    assert re.search(r"held_in_memory\W+3\b", asked.stderr)
+    through_neo4j = gqa("ask", "--questions", str(questions), "--graph", prefix, "--reader-only", "--no-hold")
+    assert through_neo4j.returncode == 0, through_neo4j.stderr[-3000:]
+    read = [json.loads(line) for line in through_neo4j.stdout.splitlines()]
+    assert [(r["answer"], r["held"]) for r in read] == [(r["answer"], False) for r in rows]
 
     as_ingested = cli_env / "questions.csv"  # the file `gqa ingest questions` takes, asked as it is
     as_ingested.write_text("question,answers,split\nwho directed Film A3,Director 3,test\n")

@@ -81,3 +81,33 @@ def test_a_change_is_one_step_for_the_cache_and_versions_never_repeat(store, emb
     store.drop_graph(graph)
     ingest([record], store, embedder.embed, dataset=store.test_prefix)  # the same graph again
     assert store.graph_version(graph) > version  # a version is never given twice, across a drop too
+
+
+def test_relation_paths_over_the_held_graph_equal_those_through_neo4j(store, embedder):
+    """`gqa serve` walks the graph it holds, `gqa ask` walks it through Neo4j, each numbering nodes its own way;
+    where a hub passes `max_frontier` and `max_edges` binds, both keep the same nodes and edges."""
+    from gretriever_neo4j.retrieval.relation_paths import PathConfig
+    from gretriever_neo4j.retrievers.paths import PathKGRetriever
+
+    graph = f"{store.test_prefix}-paths-held"
+    guilds = [f"Guild {i:02d}" for i in range(15)]
+    triples = [("Mira Vale", "member of", g) for g in reversed(guilds)]
+    triples += [(g, "based in", f"Town {i % 4}") for i, g in enumerate(guilds)]
+    triples += [(g, "founded by", f"Founder {i}") for i, g in enumerate(guilds)]
+    names = sorted({x for h, _, t in triples for x in (h, t)}, key=lambda n: n[::-1])  # neither key nor edge order
+    record = GraphRecord(graph_id=graph, dataset=store.test_prefix, kind="kg", nodes=[Node(n, n) for n in names],
+                         edges=[Edge(h, r, t) for h, r, t in triples])
+    ingest([record], store, embedder.embed, dataset=store.test_prefix)
+    store.await_indexes()
+    cache = GraphCache(store)
+    assert cache.load(graph) is not None
+    context, config = RetrievalContext(store, embedder), PathConfig(max_frontier=3, max_edges=10, max_edges_per_path=5)
+    neo4j, held = PathKGRetriever(context, config), PathKGRetriever(context, config, cache=cache)
+    for question in ("in which towns are the guilds Mira Vale is a member of based",
+                     "who founded the guilds of Mira Vale", "what is Mira Vale a member of"):
+        a = neo4j.retrieve(question, graph=graph, record=False).result
+        b = held.retrieve(question, graph=graph, record=False).result
+        assert a.seed_keys == b.seed_keys == ["Mira Vale"], question
+        assert 1 < len(a.subgraph.node_keys) < len(names), question  # the caps bind
+        assert a.subgraph.node_keys == b.subgraph.node_keys and a.text == b.text, question
+        assert [e.ref for e in a.subgraph.edges] == [e.ref for e in b.subgraph.edges], question

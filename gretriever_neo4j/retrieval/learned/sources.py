@@ -10,7 +10,7 @@ from typing import Protocol
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
-from gretriever_neo4j.retrieval.candidates import CandidateGraph
+from gretriever_neo4j.retrieval.candidates import CandidateGraph, string_ranks
 from gretriever_neo4j.retrieval.kg import Incident, KnowledgeGraph
 from gretriever_neo4j.retrieval.linking import InMemoryLinking, StoreLinking
 
@@ -24,8 +24,13 @@ class GraphSource(Protocol):
     def degrees(self, nodes: np.ndarray) -> np.ndarray: ...
     def node_vectors(self, nodes: np.ndarray) -> np.ndarray: ...
     def node_texts(self, nodes: np.ndarray) -> list[str]: ...
+    def relation_texts(self, relations: np.ndarray) -> list[str]: ...
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray: ...
     def candidate_graph(self, nodes: np.ndarray, edges: np.ndarray) -> CandidateGraph: ...
+    # orders that do not depend on the source's ids: sorting the ids given by these sorts them by node key /
+    # relation text (`candidates.string_ranks`)
+    def node_ranks(self, nodes: np.ndarray) -> np.ndarray: ...
+    def relation_ranks(self, relations: np.ndarray) -> np.ndarray: ...
 
 
 class KnowledgeGraphSource:
@@ -56,11 +61,20 @@ class KnowledgeGraphSource:
     def node_texts(self, nodes: np.ndarray) -> list[str]:
         return [self.kg.node_texts[n] for n in np.asarray(nodes, dtype=np.int64).tolist()]
 
+    def relation_texts(self, relations: np.ndarray) -> list[str]:
+        return [self.kg.relation_texts[r] for r in np.asarray(relations, dtype=np.int64).tolist()]
+
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray:
         return self.kg.relation_embeddings[relations]
 
     def candidate_graph(self, nodes: np.ndarray, edges: np.ndarray) -> CandidateGraph:
         return self.kg.to_candidate_graph(nodes, edges)
+
+    def node_ranks(self, nodes: np.ndarray) -> np.ndarray:
+        return self.kg.node_key_ranks[np.asarray(nodes, dtype=np.int64)]
+
+    def relation_ranks(self, relations: np.ndarray) -> np.ndarray:
+        return self.kg.relation_text_ranks[np.asarray(relations, dtype=np.int64)]
 
     def linking(self) -> InMemoryLinking:
         return InMemoryLinking(self.kg)
@@ -82,6 +96,7 @@ class StoreGraphSource:
         self._node_vectors: list[np.ndarray] = []
         self._node_degrees: list[int] = []
         self._relation_index: dict[str, int] = {}
+        self._relation_texts: list[str] = []
         self._relation_vectors: list[np.ndarray] = []
         self._edge_index: dict[str, int] = {}
         self._edge_refs: list[str] = []
@@ -114,6 +129,7 @@ class StoreGraphSource:
         vectors = self.store.kg_relation_vectors(self.graph, missing)
         for text in missing:
             self._relation_index[text] = len(self._relation_vectors)
+            self._relation_texts.append(text)
             self._relation_vectors.append(np.asarray(vectors[text], dtype=np.float32))
 
     def node_ids(self, keys: Sequence[str]) -> np.ndarray:
@@ -167,6 +183,10 @@ class StoreGraphSource:
     def node_texts(self, nodes: np.ndarray) -> list[str]:
         return [self._node_texts[n] for n in np.asarray(nodes, dtype=np.int64).tolist()]
 
+    def relation_texts(self, relations: np.ndarray) -> list[str]:
+        """Relation ids (in order of first sight) -> their texts."""
+        return [self._relation_texts[r] for r in np.asarray(relations, dtype=np.int64).tolist()]
+
     def relation_vectors(self, relations: np.ndarray) -> np.ndarray:
         return np.stack([self._relation_vectors[r] for r in np.asarray(relations, dtype=np.int64).tolist()])
 
@@ -175,7 +195,6 @@ class StoreGraphSource:
         edges = np.asarray(edges, dtype=np.int64).reshape(-1)
         local = {n: i for i, n in enumerate(nodes.tolist())}
         head, relation, tail = self.triples(edges) if len(edges) else (np.zeros(0, np.int64),) * 3
-        relation_texts = list(self._relation_index)
         dim = len(self._node_vectors[0]) if self._node_vectors else 0
         return CandidateGraph(
             node_keys=[self._node_keys[n] for n in nodes.tolist()],
@@ -183,9 +202,15 @@ class StoreGraphSource:
             node_embeddings=self.node_vectors(nodes) if len(nodes) else np.zeros((0, dim), np.float32),
             edge_src=np.asarray([local[h] for h in head.tolist()], dtype=np.int64),
             edge_dst=np.asarray([local[t] for t in tail.tolist()], dtype=np.int64),
-            edge_texts=[relation_texts[r] for r in relation.tolist()],
+            edge_texts=self.relation_texts(relation),
             edge_embeddings=self.relation_vectors(relation) if len(edges) else np.zeros((0, dim), np.float32),
             node_refs=None, edge_refs=[self._edge_refs[e] for e in edges.tolist()])
+
+    def node_ranks(self, nodes: np.ndarray) -> np.ndarray:
+        return string_ranks([self._node_keys[n] for n in np.asarray(nodes, dtype=np.int64).tolist()])
+
+    def relation_ranks(self, relations: np.ndarray) -> np.ndarray:
+        return string_ranks([self._relation_texts[r] for r in np.asarray(relations, dtype=np.int64).tolist()])
 
     def linking(self) -> StoreLinking:
         return StoreLinking(self.store)
