@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -135,6 +136,14 @@ class PathLevel:
     to_pair: np.ndarray
     from_pair: np.ndarray
     edge: np.ndarray
+
+    @cached_property
+    def first_entry(self) -> np.ndarray:
+        """pair -> the first step entry that reaches it (the walk `realisation` takes back from it)."""
+        first = np.full(len(self.node), -1, dtype=np.int64)
+        reached, entry = np.unique(self.to_pair, return_index=True)  # the index of each pair's first occurrence
+        first[reached] = entry
+        return first
 
 
 @dataclass(eq=False)
@@ -304,19 +313,18 @@ def realisation(beam: PathBeam, p: int, limit: int, named_only: Callable[[np.nda
     if named_only is not None and ends.size:
         named = ~np.asarray(named_only(lv.node[ends]), dtype=bool)
         ends = np.concatenate([ends[named], ends[~named]])
+    firsts = [(beam.levels[back].first_entry, beam.levels[back].edge, beam.levels[back].from_pair)
+              for back in range(level, -1, -1)]
     for end in ends.tolist():
         walk: list[int] = []
-        frontier = np.asarray([end], dtype=np.int64)
-        for back in range(level, -1, -1):
-            step = beam.levels[back]
-            hit = np.flatnonzero(np.isin(step.to_pair, frontier))
-            if hit.size == 0:
+        pair = end
+        for first, edge, from_pair in firsts:  # one walk per end suffices to connect it: its first entry's
+            entry = int(first[pair])
+            if entry < 0:
                 break
-            hit = hit[:1]  # one walk per end suffices to connect it
-            walk.append(int(step.edge[hit[0]]))
-            frontier = step.from_pair[hit]
-            frontier = frontier[frontier >= 0]
-            if frontier.size == 0:
+            walk.append(int(edge[entry]))
+            pair = int(from_pair[entry])
+            if pair < 0:
                 break
         new = [e for e in reversed(walk) if e not in chosen]
         if len(chosen) + len(new) > limit:
