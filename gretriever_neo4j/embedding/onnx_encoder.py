@@ -4,7 +4,9 @@ A question is one short text: PyTorch spends most of its time on per-call overhe
 (bench/results/serve.json). The export is made from the model the embedder already loaded (no hub), for the
 usual sentence-transformers shape only — Transformer, mean pooling, Normalize — with pooling and normalisation
 inside the graph, and kept under GQA_HOME/onnx keyed by the model's weights, so it is made once per model and
-machine. Anything else (another pooling, no onnxruntime installed, a failed export) keeps PyTorch: `load` returns
+machine. A session's idle threads sleep instead of spinning: a question runs several sessions in turn (this
+embedder, the walk encoder, the hop reader), and threads one of them leaves spinning take the cores the next needs
+(and Neo4j's). Anything else (another pooling, no onnxruntime installed, a failed export) keeps PyTorch: `load` returns
 None and says why in the log.
 """
 
@@ -77,6 +79,7 @@ def load(model, folder: Path, *, threads: int | None = None) -> OnnxQueryEncoder
             _export(model, path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 4)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         return OnnxQueryEncoder(session, model.tokenizer, int(model.max_seq_length or 512))

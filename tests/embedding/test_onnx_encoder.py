@@ -40,6 +40,17 @@ def test_a_batch_through_onnx_equals_pytorch_in_the_callers_order(tmp_path, monk
     assert np.all(cosines > 1 - 1e-4), cosines.min()
 
 
+def test_idle_threads_do_not_spin(tmp_path, monkeypatch):
+    """A question runs three sessions in turn (the embedder, the walk encoder, the hop reader): threads one session
+    left spinning take the cores the next one needs (grounded p50 on a read graph 182 -> 114 ms when they sleep)."""
+    pytest.importorskip("onnxruntime")
+    monkeypatch.setenv("GQA_HOME", str(tmp_path))
+    from gretriever_neo4j.embedding.embedder import Embedder
+
+    session = Embedder()._query_encoder().session
+    assert session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
 def test_it_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("GQA_HOME", str(tmp_path))
     monkeypatch.setenv("GQA_ONNX", "0")
