@@ -77,6 +77,8 @@ def run_batch(graph: str, questions: list[dict], options: list[str], llm_when: s
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
+    if rows and all("error" in row for row in rows):  # e.g. the graph is not ingested: nothing to measure
+        raise SystemExit(f"every question failed, the first with: {rows[0]['error']}")
     for row, q in zip(rows, questions):
         row["group"] = q["group"]
     print(f"  {len(rows)} questions in {time.perf_counter() - started:.0f} s", file=sys.stderr)
