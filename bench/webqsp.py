@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import REPO, machine
+from _common import REPO, command, machine
 
 DATA = REPO.parent / "shared" / "data"
 BRACKETS = re.compile(r"\[([^\]]*)\]")
@@ -136,7 +136,7 @@ def main() -> None:
                 "samples": [{k: r.get(k) for k in ("question", "answer", "gold", "scores", "retriever")}
                             for r in random.Random(1).sample(rows, min(args.samples, len(rows)))]}
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(json.dumps({"machine": machine(),
+            args.out.write_text(json.dumps({"machine": machine(), "command": command(),
                                             "limit": args.limit, "per_hop": args.per_hop, "results": results},
                                            indent=1))
     print(f"{'set-up':28} {'group':6} {'n':>5} {'in sub':>7} {'strict':>7} {'hit@1':>7} {'F1':>6} {'ans/q':>6} "
