@@ -85,6 +85,20 @@ def run_batch(graph: str, questions: list[dict], options: list[str], llm_when: s
     return rows
 
 
+def stored_size(graph: str) -> dict:
+    """The stored graph's nodes and edges as `gqa stats` counts them (the bundled quickstart sample is also stored
+    as `webqsp`, with 308 triples where the merged test graph has tens of thousands: the size says which was
+    asked)."""
+    done = subprocess.run([str(REPO / ".venv" / "bin" / "gqa"), "stats", "--json"], cwd=REPO, capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"gqa stats failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    for row in json.loads(done.stdout)["graphs"]:
+        if row.get("graph") == graph:
+            return {"nodes": row["nodes"], "edges": row["edges"]}
+    raise SystemExit(f"graph {graph!r} is not stored: ingest it first (see this file's docstring)")
+
+
 def summary(rows: list[dict]) -> dict:
     scored = [r for r in rows if "scores" in r]
     timed = [r["timings_ms"]["total"] for r in rows if "timings_ms" in r]
@@ -122,8 +136,10 @@ def main() -> None:
         graph = args.webqsp_graph if dataset == "webqsp" else args.metaqa_graph
         questions = webqsp_questions(args.limit) if dataset == "webqsp" else metaqa_questions(args.per_hop,
                                                                                               args.seed)
+        size = stored_size(graph)
         for setup in args.setups.split(","):
-            print(f"{dataset} / {setup}: {len(questions)} questions", file=sys.stderr)
+            print(f"{dataset} / {setup}: {len(questions)} questions over {graph} ({size['nodes']} nodes, "
+                  f"{size['edges']} edges)", file=sys.stderr)
             with tempfile.TemporaryDirectory() as folder:
                 rows = run_batch(graph, questions, SETUPS[setup], args.llm_when, Path(folder))
             if args.rows is not None:
@@ -131,7 +147,7 @@ def main() -> None:
                 (args.rows / f"{dataset}_{setup}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
             groups = sorted({r["group"] for r in rows})
             results[f"{dataset}/{setup}"] = {
-                "graph": graph, "llm_when": args.llm_when, "options": SETUPS[setup],
+                "graph": graph, "graph_size": size, "llm_when": args.llm_when, "options": SETUPS[setup],
                 "groups": {g: summary([r for r in rows if r["group"] == g]) for g in groups},
                 "samples": [{k: r.get(k) for k in ("question", "answer", "gold", "scores", "retriever")}
                             for r in random.Random(1).sample(rows, min(args.samples, len(rows)))]}
