@@ -88,14 +88,16 @@ def main() -> None:
             if args.train:
                 minutes = round(gqa("train", "--graph", graph)[1] / 60, 2)
                 results[f"{graph}/self-sup"] = {"train_minutes": minutes, **ask_all(graph, questions, work, "self-sup")}
-            if not SETS[name]["keep_misses"]:  # not written down, so that no one tunes on them
+            if not SETS[name]["keep_misses"]:  # neither written down nor shown, so that no one tunes on them
                 for setup in ("zero-shot", "self-sup"):
                     results.get(f"{graph}/{setup}", {}).pop("misses", None)
+                    results.get(f"{graph}/{setup}", {}).pop("by_kind", None)
     print(f"{'graph / set-up':32} {'strict':>7} {'hit@1':>7} {'f1':>7} {'in sub':>7} {'p50 ms':>7}")
     for key, row in results.items():
         print(f"{key:32} {row['strict_hit_at_1']:7.3f} {row['hit_at_1']:7.3f} {row['f1']:7.3f} "
               f"{row['answer_in_subgraph']:7.3f} {row['ms_p50']:7.0f}")
-        print(f"  {' '.join(f'{k}:{v}' for k, v in row['by_kind'].items())}")
+        if "by_kind" in row:
+            print(f"  {' '.join(f'{k}:{v}' for k, v in row['by_kind'].items())}")
     write_json(args.out, {"machine": machine(), "command": command(), "reader": args.reader or "default",
                           "results": results}, newline=True)
     print(f"written to {args.out}")
