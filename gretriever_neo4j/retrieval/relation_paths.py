@@ -36,6 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
+from gretriever_neo4j.retrieval.kg import Incident
 from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 from gretriever_neo4j.retrieval.texts import is_opaque
 from gretriever_neo4j.settings import require_positive_integers
@@ -206,11 +207,16 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
         if len(inc.edge) == 0:
             break
         # each node's entries by relation text, direction, neighbour key: what `max_incident` cuts and which
-        # walk `realisation` takes first do not depend on how the source numbers edges
-        entry_order = np.lexsort((node_rank(inc.neighbour), ~np.asarray(inc.outgoing, dtype=bool),
-                                  relation_rank(np.asarray(triples(inc.edge)[1], dtype=np.int64)), inc.owner))
-        inc = type(inc)(owner=inc.owner[entry_order], edge=inc.edge[entry_order],
-                        neighbour=inc.neighbour[entry_order], outgoing=inc.outgoing[entry_order])
+        # walk `realisation` takes first do not depend on how the source numbers edges. The entries' relations
+        # and neighbour ranks are read once here; a rank orders the keys of this step's entries, all that the
+        # pairs below compare.
+        entry_relation = np.asarray(triples(inc.edge)[1], dtype=np.int64)
+        entry_rank = np.asarray(node_rank(inc.neighbour), dtype=np.int64)
+        entry_order = np.lexsort((entry_rank, ~np.asarray(inc.outgoing, dtype=bool), relation_rank(entry_relation),
+                                  inc.owner))
+        inc = Incident(owner=inc.owner[entry_order], edge=inc.edge[entry_order],
+                       neighbour=inc.neighbour[entry_order], outgoing=inc.outgoing[entry_order])
+        entry_relation, entry_rank = entry_relation[entry_order], entry_rank[entry_order]
         # entries: each frontier pair x each incident entry of its node
         counts = np.bincount(inc.owner, minlength=len(nodes))
         offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -223,14 +229,13 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
         slot = offsets[node_pos][pair_of] + np.arange(total) - first[pair_of]
         if total > config.max_incident:  # best paths' pairs come first in the frontier
             pair_of, slot = pair_of[:config.max_incident], slot[:config.max_incident]
-        edge, neighbour = inc.edge[slot], inc.neighbour[slot]
-        direction = np.where(inc.outgoing[slot], FORWARD, BACKWARD).astype(np.int64)
-        away = ~np.isin(neighbour, seed_set)  # a path that comes back to what the question names is no path
-        pair_of, edge, neighbour, direction = pair_of[away], edge[away], neighbour[away], direction[away]
-        if edge.size == 0:
+        away = ~np.isin(inc.neighbour[slot], seed_set)  # a path back to what the question names is no path
+        pair_of, slot = pair_of[away], slot[away]
+        if slot.size == 0:
             break
-        _, relation, _ = triples(edge)
-        relation = np.asarray(relation, dtype=np.int64)
+        edge, neighbour, relation, neighbour_rank = (inc.edge[slot], inc.neighbour[slot], entry_relation[slot],
+                                                     entry_rank[slot])
+        direction = np.where(inc.outgoing[slot], FORWARD, BACKWARD).astype(np.int64)
         parent_path = frontier_path[pair_of]
         combined = np.stack([parent_path, relation * 2 + direction], axis=1)
         distinct, inverse = np.unique(combined, axis=0, return_inverse=True)
@@ -267,7 +272,7 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
                 hops[p] = hops[path_id[paths[p][:-1]]] + 1
                 final.add(p)
         # pairs by node key, then path: a path's first `max_frontier` nodes are its first by key
-        _, first_of, pair_inverse = np.unique(np.stack([node_rank(neighbour), new_path], axis=1), axis=0,
+        _, first_of, pair_inverse = np.unique(np.stack([neighbour_rank, new_path], axis=1), axis=0,
                                               return_index=True, return_inverse=True)
         pairs, pair_inverse = np.stack([neighbour[first_of], new_path[first_of]], axis=1), pair_inverse.reshape(-1)
         levels.append(PathLevel(node=pairs[:, 0], path=pairs[:, 1], to_pair=pair_inverse,
