@@ -2,7 +2,7 @@
 
     cli, service  →  qa, train  →  retrievers, answering, ingest  →  retrieval, reader, model  →  store,
     embedding, artifacts, loaders, server  →  errors, settings, records, metrics, quiet, cypher, progress,
-    threads
+    threads, language
 
 Every import counts, function-local ones too (they are deferred, not absent). `train` (training code) is used by
 the CLI only: the library answers questions without it.
@@ -23,7 +23,7 @@ FOLDERS = {PACKAGE: ROOT / PACKAGE, f"{PACKAGE}.train": ROOT / "train", f"{PACKA
 # A room may import rooms of its own level or below, never above.
 LEVELS = {
     "__init__": 0, "errors": 0, "settings": 0, "records": 0, "metrics": 0, "quiet": 0, "cypher": 0, "progress": 0,
-    "threads": 0,
+    "threads": 0, "language": 0,
     "store": 1, "embedding": 1, "artifacts": 1, "loaders": 1, "server": 1,
     "retrieval": 2, "reader": 2, "model": 2,
     "retrievers": 3, "answering": 3, "ingest": 3,

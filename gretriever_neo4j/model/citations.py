@@ -39,12 +39,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import InputError
+from ..language import WORDS
 
 CITATION_INSTRUCTION = ("After your answer, add a last line citing the evidence you used from the graph, by node "
                         "ids and edges (source-target), in exactly this form: Evidence: nodes 3, 7; edges 3-7")
-NON_ENTITY_ANSWERS = frozenset({"yes", "no", "support", "counter", "none", "unknown"})
-FILLER_WORDS = NON_ENTITY_ANSWERS | frozenset(
-    "and or nor of in on at to for from by with as is are was were be been it its also both either not".split())
+NON_ENTITY_ANSWERS = WORDS.non_entity_answers
+FILLER_WORDS = WORDS.filler_words
 DEFAULT_MAX_MENTION_WORDS = 5
 
 _EVIDENCE = re.compile(r"evidence\s*:", re.IGNORECASE)
@@ -54,7 +54,7 @@ _NODES_PART = re.compile(r"\bnodes?\b\s*:?(.*?)(?=\bedges?\b|$)", re.IGNORECASE 
 _EDGES_PART = re.compile(r"\bedges?\b\s*:?(.*)$", re.IGNORECASE | re.DOTALL)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PARENTHESES = re.compile(r"\([^)]*\)")
-_FILLER_IDS = frozenset({"and", "none", "n/a", "na"})
+_FILLER_IDS = WORDS.filler_ids
 _PUNCTUATION_TO_SPACE = str.maketrans({ch: " " for ch in string.punctuation})
 
 

@@ -20,29 +20,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.texts import own_name
 
 # What a kinship word is in the graph's words: the hops, nearest to X first.
-SPELLED_OUT = {
-    "grandparent": "parents of parents", "grandfather": "parents of parents", "grandmother": "parents of parents",
-    "grandchild": "children of children", "grandson": "children of children", "granddaughter": "children of children",
-    "sibling": "children of the same parents", "brother": "children of the same parents",
-    "sister": "children of the same parents",
-}
+SPELLED_OUT = WORDS.spelled_out
 TOKENS = re.compile(r"[\w'-]+|[^\w\s]")  # words (with their possessive and hyphens) and punctuation
 IN_LAW = re.compile(r"\b(father|mother|parent|son|daughter)s?[- ]in[- ]laws?\b")
 # said in the possessive's order, nearest to X first: "X's father-in-law" is X's spouse's father
-IN_LAW_SPELLED = {"father": "spouse's father", "mother": "spouse's mother", "parent": "spouse's parents",
-                  "son": "children's spouse", "daughter": "children's spouse"}
+IN_LAW_SPELLED = WORDS.in_law_spelled
 # The words of family relations, neutral (a step along any of them is a family step) and by sex.
-KIN = frozenset({"parent", "father", "mother", "child", "son", "daughter", "kid", "spouse", "husband", "wife",
-                 "marry", "married", "sibling", "brother", "sister"})
-SEXES = {"father": "parent", "mother": "parent", "son": "child", "daughter": "child", "husband": "spouse",
-         "wife": "spouse", "brother": "sibling", "sister": "sibling"}
+KIN = WORDS.kin
+SEXES = WORDS.sexes
 # A relation that holds both ways, whichever way the graph stored each pair.
-BOTH_WAYS = frozenset({"marry", "married", "spouse", "sibling", "rival", "twin", "cousin", "partner", "friend",
-                       "adjacent", "adjoin", "border", "neighbour", "neighbor"})
+BOTH_WAYS = WORDS.both_ways
 
 
 def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> str:

@@ -18,9 +18,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gretriever_neo4j.language import WORDS
+
 YEAR = re.compile(r"(?<!\d)(1[0-9]{3}|20[0-9]{2})(?!\d)")
-LATEST_WORDS = frozenset({"last", "latest", "recent", "recently", "newest", "lately"})
-EARLIEST_WORDS = frozenset({"first", "earliest", "oldest", "originally", "debut"})
+LATEST_WORDS = WORDS.latest
+EARLIEST_WORDS = WORDS.earliest
 
 
 def years(text: str) -> list[int]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.reader.wording import (
     ARTICLES,
     FUNCTION_WORDS,
@@ -26,16 +27,13 @@ from gretriever_neo4j.retrieval.naming import word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import BACKWARD, FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation, own_name
 
-COPULAS = frozenset({"is", "was", "are", "were", "be", "been", "being"})
-RELATIVES = frozenset({"that", "who", "which", "whom"})
-REQUESTS = frozenset({"name", "list", "tell", "give", "show", "me", "all"})
-WH_WORDS = frozenset({"who", "whom", "what", "which"})
-AUXILIARIES = frozenset({"is", "are", "was", "were", "be", "been", "do", "does", "did", "has", "have", "had", "will",
-                         "would", "can", "could", "may", "might"})
+COPULAS = WORDS.copulas
+RELATIVES = WORDS.relatives
+REQUESTS = WORDS.requests
+WH_WORDS = WORDS.wh_pronouns
+AUXILIARIES = WORDS.auxiliaries
 HEAD, TAIL = 0, 1
-# Verbs of a word family (`wording.WORD_FAMILIES`) that say its relation from the other end: X employs whoever works
-# for X. Voice follows the rest of a family ("feed on" is said as `Eats` is), not these.
-CONVERSE_VERBS = frozenset({"employ"})
+CONVERSE_VERBS = WORDS.converse_verbs  # a family's verbs that say its relation from the other end ("employ")
 
 
 @lru_cache(maxsize=65_536)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.reader.sides import names_its_head, without_copula
 from gretriever_neo4j.reader.text_vectors import TextVectors
 from gretriever_neo4j.reader.wording import Step, own_name
@@ -19,9 +20,8 @@ from gretriever_neo4j.retrieval.relation_paths import FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation
 
 # Kinds of place from the smallest: an address's `citytown` is more specific than its `state province region`.
-PLACE_SCALE = (("city", "town", "village"), ("county", "district"), ("state", "province", "region"),
-               ("country", "nation"), ("continent",))
-PLACE_PROTOTYPES = ("place", "location")  # what a relation whose values are places is near
+PLACE_SCALE = WORDS.place_scale
+PLACE_PROTOTYPES = WORDS.place_prototypes  # what a relation whose values are places is near
 PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
 # `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
 

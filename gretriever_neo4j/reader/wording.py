@@ -13,6 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import CATEGORY_WORDS, FORWARD
@@ -20,80 +21,31 @@ from gretriever_neo4j.retrieval.texts import ABBREVIATIONS, own_name, spelled_ou
 
 Step = tuple[int, int]
 PLACEHOLDER = "x"  # what `mask_question` puts where the question names its anchors
-WHO = frozenset({"who", "whom", "whose"})
-WHERE = frozenset({"where"})
-WHEN = frozenset({"when"})
-TIME_WORDS = frozenset({"year", "years", "date", "dates", "day", "decade", "birthday", "birthdate"})
-PREPOSITIONS = frozenset({"for", "in", "at", "to", "with", "on", "from", "into", "about", "under"})
+WHO = WORDS.who
+WHERE = WORDS.where
+WHEN = WORDS.when
+TIME_WORDS = WORDS.time_words
+PREPOSITIONS = WORDS.prepositions
 STEM = 4  # letters two words share at their start (or a long word holds) to share a stem
-# Words that name one kind of relation without sharing a stem, where the embedder does not see it (MiniLM rates
-# "describe" against `has tags` 0.16): a relation of descriptors (tags, keywords, topics, themes) is what a question
-# asks to "describe" something by.
-# Likewise a relation of work (`works for`, `employer`) is what a question asks with "employs" or "colleagues"
-# (MiniLM rates "colleagues" nearer `married to`).
-# "Where is X from" asks for X's origin: a place of birth, an origin, a hometown (MiniLM rates the question nearer
-# `nationality`, a country, where WebQSP's answers, and a person asking, mean the town; only in such a question is
-# "from" a word at all: `asks_origin`).
-# What someone is "famous" for, their "job" or "career", is their profession or occupation (MiniLM rates "what was
-# X famous for" nearer `nationality`).
-# Where a thing is "located" is what contains it, Freebase's `containedby`, which the embedder rates far from the
-# word, so that "where is X located" went on past it to a relation merely named "location" (a team's, an event's).
-# Where a company is "based" is its headquarters (MiniLM rates "based" nearer `founded by` than `headquartered in`).
-# The words of one family role name one another's relations (MiniLM rates "parents" nearer `was born in` than
-# `is the mother of`).
-WORD_FAMILIES = (frozenset({"tag", "keyword", "topic", "theme", "describe", "description", "descriptor", "about"}),
-                 frozenset({"work", "employ", "employer", "employee", "colleague", "coworker"}),
-                 frozenset({"from", "birth", "birthplace", "origin", "hometown"}),
-                 frozenset({"famous", "profession", "occupation", "job", "career"}),
-                 frozenset({"locate", "containedby", "contained"}),  # `containedby` is read "contained by"
-                 frozenset({"base", "headquarter", "headquarters", "hq"}),
-                 frozenset({"border", "adjoin", "adjacent", "neighbour", "neighbor", "bordering"}),
-                 # a user's family graph: "parents" names `is the father of`, "wife" names `married`
-                 # (one family per sex: "father" does not name `is the mother of`)
-                 frozenset({"parent", "father"}), frozenset({"parent", "mother"}),
-                 frozenset({"child", "kid", "son"}), frozenset({"child", "kid", "daughter"}),
-                 frozenset({"spouse", "husband", "marry", "married", "marriage"}),
-                 frozenset({"spouse", "wife", "marry", "married", "marriage"}),
-                 frozenset({"sibling", "brother"}), frozenset({"sibling", "sister"}),
-                 frozenset({"invent", "inventor", "invention", "create", "creator", "devise"}),
-                 # who makes a product: `developed by`, `manufacturer`, `built by` (not a record's `producer`:
-                 # who made an album is its artist)
-                 frozenset({"make", "maker", "develop", "developer", "manufacture", "manufacturer", "build",
-                            "builder"}),
-                 # "who is the author of X": `was written by`, `wrote` (MiniLM rates "author" as near `was published
-                 # by`)
-                 # (the words as written, not the lemma "write": "the movies written by the writer of X" names
-                 # `written_by` twice)
-                 frozenset({"author", "wrote", "written", "writes"}),
-                 # "which creatures feed on X": `Eats`
-                 frozenset({"eat", "feed", "devour", "consume"}),
-                 # "where did X play before", "X's former club": `prev club`, `previous employer`
-                 frozenset({"previous", "former", "before", "prior", "formerly", "previously"}))
-# A relation named by a verb and "as" (`worked as`, `served as`, `employed as`) says what its head is: an occupation.
-ROLE_WORD = "occupation"
+# Words that name one kind of relation without sharing a stem, where the embedder does not see it ("describe" /
+# `has tags`, "parents" / `is the mother of`)
+WORD_FAMILIES = WORDS.families
+ROLE_WORD = WORDS.role_word  # what a relation named by a verb and "as" (`worked as`) says its head is
 # Roles that come in pairs: a question may ask for one side of a relation named by the other ("who were X's doctoral
-# students" over `doctoral advisor`, "who are X's children" over Freebase's `parents`). Such a word names the
-# relation, and names it backwards: the answer is the node on the other side of the edge from the role the relation
-# names (the head where its text names its head, "parent of"; else the tail).
-INVERSE_ROLES = ((frozenset({"parent", "father", "mother"}), frozenset({"child", "son", "daughter", "kid"})),
-                 # "who taught X" asks for X's teacher: `is a student of` forward
-                 (frozenset({"advisor", "adviser", "supervisor", "mentor", "teacher", "tutor", "teach"}),
-                  frozenset({"student", "pupil", "mentee", "protege", "advisee", "supervisee"})),
-                 (frozenset({"manager", "boss", "supervisor", "superior"}), frozenset({"subordinate"})))
-ORIGIN_WORD = "from"  # a function word that names a relation in a "where … from" question (`asks_origin`)
-ORIGIN_VERBS = frozenset({"come", "originally", "hail"})
-COMING = frozenset({"come", "hail", "originate"})
-IDENTITY_WORD = "profession"  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
-# The words besides X of a "what" question that asks what X is or does: "what did X do (for a living)", "what was X
-# (best) known for", "what is X famous for"
-IDENTITY_WHAT = frozenset({"known", "famous", "best", "most", "well", "become", "living", "life", "work", "job"})
-# What contains places names `located in` (not one another: a state is no country), and a city, what is located,
-# does not.
-CONTAINERS = frozenset({"country", "nation", "state", "region", "continent", "province", "county"})
-LOCATED = frozenset({"locate", "contain", "containedby"})  # `located in`, Freebase's `containedby`, `contains`
-PLACE_KINDS = CONTAINERS | {"city", "town", "village", "settlement"}  # the nouns of "which N" that ask for a place
-# The one function word that names something: what a thing is "about" is its topics ("which films are about X").
-FUNCTION_WORDS = STOP_WORDS - {"about"}
+# students" over `doctoral advisor`). Such a word names the relation backwards: the answer is the node on the other
+# side of the edge from the role the relation names (the head where its text names its head, "parent of"; else the
+# tail).
+INVERSE_ROLES = WORDS.inverse_roles
+ORIGIN_WORD = WORDS.origin_word  # a function word that names a relation in a "where … from" question (`asks_origin`)
+ORIGIN_VERBS = WORDS.origin_where_words
+COMING = WORDS.coming
+IDENTITY_WORD = WORDS.identity_word  # what "who is X" asks, where X has a profession or occupation (`asks_identity`)
+IDENTITY_WHAT = WORDS.identity_what  # "what did X do (for a living)", "what was X known for"
+# What contains places names `located in` (not one another: a state is no country), and a city does not
+CONTAINERS = WORDS.containers
+LOCATED = WORDS.located
+PLACE_KINDS = WORDS.place_kinds  # the nouns of "which N" that ask for a place
+FUNCTION_WORDS = STOP_WORDS - WORDS.naming_function_words  # "about" names something: what a thing is about
 
 
 def content_words(masked_question: str, keep: frozenset[str] = frozenset()) -> list[str]:
@@ -140,7 +92,7 @@ def asks_identity(masked_question: str, signatures: Sequence[Sequence[Step]], re
 
 # What a relation to a thing's class is named by: `IsA`, `instance of`, `rdf:type`, `subclass of`, Freebase's
 # `notable types`; a copula and an article alone (`is a`) say it too
-CLASS_WORDS = frozenset({"type", "kind", "sort", "instance", "subclass", "class", "category", "isa"})
+CLASS_WORDS = WORDS.class_names
 CLASS_QUESTION = re.compile(r"^what (?:(?:kind|type|sort|category|class)s? of \w+ )?(?:is|are|was|were) "
                             r"(?:(?:a|an|the) )?x(?: (?:exactly|really|actually))?$")
 
@@ -250,30 +202,17 @@ def asks_for_a_time(tokens: Sequence[str], head: int | None) -> bool:
                for i, t in enumerate(tokens) for rest in [tokens[i + 1:i + 3]])
 
 
-# Idioms whose words name nothing the embedder sees: where someone was "laid to rest" is where they are buried, where
-# something "takes place" is its location.
-IDIOMS = ((re.compile(r"\blaid to rest\b"), "buried"),
-          (re.compile(r"\b(take|takes|took|taking) place\b"), "located"),
-          # what a thing "can do" is what it is capable of, what it "is like" its properties (MiniLM rates "what can
-          # X do" nearer `has a` than `capable of`); what "goes into" a thing is what it is made of
-          (re.compile(r"^what can (.+) do\b", re.IGNORECASE), r"what is \1 capable of"),
-          (re.compile(r"^what (?:is|are|was|were) (.+) like\s*\??$", re.IGNORECASE), r"what are the properties of \1"),
-          (re.compile(r"^what goes into (.+)$", re.IGNORECASE), r"what is \1 made of"),
-          # what there is "to do" or "to see" in a place ("what to do in X with kids", "what should i do today in
-          # X") is what draws visitors there: its attractions (not "what did the Romans do in X", nor "what money do
-          # they use in X", whose "do" is no verb of its own)
-          (re.compile(r"^(what\b(?:(?!\bX\b|\bdid\b).)*?\b(?:to|can|could|should|i|we|you|do)\s+(?:do|see|visit))\b(?=(?:\s+\w+){0,3}\s+in\s+X\b)",
-                      re.IGNORECASE), r"\1 tourist attractions"))
+# Idioms whose words name nothing the embedder sees, said plainly ("laid to rest": buried)
+IDIOMS = WORDS.idioms
 # A question may use a column header's abbreviation itself ("what is X's dob")
 ABBREVIATED = re.compile(r"\b(?:" + "|".join(sorted(ABBREVIATIONS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
 
 
 # What may stand before a title said with X's name ("who were *king* X's children", "where did *the band* X form")
-ARTICLES = frozenset({"the", "a", "an"})
-AUXILIARY_OPENERS = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "will", "can"})
-TITLE_OPENERS = ARTICLES | AUXILIARY_OPENERS
+ARTICLES = WORDS.articles
+TITLE_OPENERS = ARTICLES | WORDS.auxiliary_openers
 # Nouns before X that say what is asked of X's name, not what X is: "where does the *name* X come from"
-NAME_NOUNS = frozenset({"name", "word", "term", "phrase", "title", "nickname"})
+NAME_NOUNS = WORDS.name_nouns
 
 
 def untitled(masked_question: str) -> str:
@@ -290,7 +229,7 @@ def untitled(masked_question: str) -> str:
     title, before = words[at - 1].lower(), words[at - 2].lower()
     # the subject after an auxiliary ("did the band X form"), not a clause's noun ("the hometown of the band X
     # plays in": the band X is in)
-    if before in ARTICLES and (at < 3 or words[at - 3].lower() not in AUXILIARY_OPENERS):
+    if before in ARTICLES and (at < 3 or words[at - 3].lower() not in WORDS.auxiliary_openers):
         return masked_question
     lemmas = getAllLemmas(title)
     # a plural is the noun of a clause about X ("the movies X has been in"); after "what", "which", "kind of" the

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.linking_backends import (  # noqa: F401  (re-exported)
     InMemoryLinking,
     LinkingBackend,
@@ -358,7 +359,7 @@ class ExactMatch:
     degree: int = 0  # the node's edges
 
 
-GENERATIONAL = frozenset({"jr", "sr"})  # "Martin Luther King, Jr." is said "martin luther king"
+GENERATIONAL = WORDS.generational  # "Martin Luther King, Jr." is said "martin luther king"
 
 
 def unsuffixed(tokens: tuple[str, ...]) -> tuple[str, ...]:

@@ -14,16 +14,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.texts import own_name
 
-# Function words that never name an entity on their own. Kept short on purpose: every word here makes titles
-# consisting only of such words ("It", "Them") unfindable by name.
-STOP_WORDS = frozenset("""
-a an the and or but nor of in on at to for from by with about as into onto than then that this these those
-is are was were be been being am do does did done has have had having will would shall should can could may
-might must what which who whom whose when where why how there here if so not no yes
-i me my we our you your he him his she her they them their it its it's s
-""".split())
+STOP_WORDS = WORDS.stop  # function words that never name an entity on their own
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -34,9 +28,8 @@ def analyzer_tokens(text: str) -> tuple[str, ...]:
     return tuple(match.group(0).lower() for match in _WORD.finditer(text))
 
 
-# Words that names abbreviate ("St. Paul", "Mt. Everest", "Ft. Worth") and questions write either way: a name and a
-# mention are compared with both in the short form (`title_form`).
-NAME_ABBREVIATIONS = {"saint": "st", "mount": "mt", "fort": "ft"}
+# Words that names abbreviate ("St. Paul") and questions write either way: compared in the short form (`title_form`)
+NAME_ABBREVIATIONS = WORDS.name_abbreviations
 _EXPANSIONS = {short: long_ for long_, short in NAME_ABBREVIATIONS.items()}
 
 
@@ -172,14 +165,14 @@ def may_be_acronym(word: str) -> bool:
     return bool(_ACRONYM.fullmatch(word)) and word not in STOP_WORDS and not getAllLemmas(word)
 
 
-WH_DETERMINERS = frozenset({"what", "which"})
-QUESTION_WORDS = WH_DETERMINERS | {"who", "whom", "whose", "where", "when", "how", "why"}
-_KIND_WORDS = frozenset({"kind", "kinds", "type", "types", "sort", "sorts", "form", "forms", "style", "styles"})
+WH_DETERMINERS = WORDS.wh_determiners
+QUESTION_WORDS = WORDS.question_words
+_KIND_WORDS = WORDS.kind_nouns
 
 
 # Verbs that follow the noun a "which …" question asks for: "which *lab* does X work in" makes "lab" (in no
 # dictionary) that noun.
-AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had", "can", "will"})
+AUXILIARIES = WORDS.auxiliary_openers
 
 
 def asked_kind(tokens: Sequence[str]) -> int | None:

@@ -36,6 +36,7 @@ from functools import cached_property
 
 import numpy as np
 
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.kg import Incident
 from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
 from gretriever_neo4j.retrieval.texts import is_opaque
@@ -45,13 +46,9 @@ FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
 
 ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
-CATEGORY_WORDS = frozenset({"type", "types", "kind", "kinds", "sort", "sorts", "category", "categories"})
+CATEGORY_WORDS = WORDS.category_nouns
 CATEGORICAL_SHARE = 0.01  # a relation is categorical when its distinct values are under 1% of its edges
-SHARING_WORDS = frozenset({"same", "share", "shares", "shared", "sharing", "also", "together", "both", "other", "co",
-                           "else",  # "what else did the author of X write": the others the author wrote
-                           # people named by what they share with X: its colleagues share its employer
-                           "colleague", "colleagues", "coworker", "coworkers", "fellow", "fellows", "peers",
-                           "sibling", "siblings"})
+SHARING_WORDS = WORDS.sharing  # what a question about what X shares with others says
 MATE = re.compile(r"^([a-z]{4,})mates?$")  # "bandmates", "teammate", "classmates": X's band, team, class, shared
 CO_NOUN = re.compile(r"^co([a-z]{4,})$")  # "coauthors", "costars", "cofounders": they share X's paper, film, firm
 

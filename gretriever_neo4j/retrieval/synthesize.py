@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gretriever_neo4j.errors import InputError
+from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
 from gretriever_neo4j.retrieval.texts import humanize_relation, is_opaque
 from gretriever_neo4j.retrieval.weak_labels import BACKWARD, FORWARD, Step, follow
 from gretriever_neo4j.settings import require_positive_integers
 
 # {x}: the phrase of what is asked (see `describe`); a question states it with one of these
-WRAPPERS = ("what is {x}?", "which are {x}?", "name {x}.", "tell me {x}.", "{x}: what is it?", "who or what is {x}?")
-FORWARD_STEP = ("the {r} of {x}", "{x}'s {r}")  # x --r--> answer ("'s" only right after the topic's name)
-BACKWARD_STEP = ("the things whose {r} is {x}", "what has {r} {x}")  # answer --r--> x
+WRAPPERS = WORDS.wrappers
+FORWARD_STEP = WORDS.forward_step  # x --r--> answer ("'s" only right after the topic's name)
+BACKWARD_STEP = WORDS.backward_step  # answer --r--> x
 
 
 @dataclass(frozen=True)

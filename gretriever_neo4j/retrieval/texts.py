@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from gretriever_neo4j.language import WORDS
+
 OPAQUE_ID = re.compile(r"^[mg]\.[0-9a-z_]+$")
 # A user's record key: an event or a loan that carries an n-ary fact ("EXH-2031", "LOAN-0447", "ORD-2024-0193",
 # "evt_0042"), letters and a number of three digits or more after a separator, or one padded with a zero. Not a
@@ -44,18 +46,9 @@ IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # `http://dbpedia.org/ontology
 CURIE = re.compile(r"^[A-Za-z][\w-]*:(?=[A-Za-z_])")  # `schema:birthPlace`, `lore:memberOfFaction`
 
 
-# A spreadsheet's column headers as relation names: "pob", "nat", "mgr", "cap." say nothing to an embedder (MiniLM:
-# "who manages X" is nearer `capt` than `mgr`). A word of a relation's name is read in full where the dictionary does
-# not know it as a word, or where it is written with a dot ("cap.", "pop.": "cap" and "pop" are words too). Only
-# abbreviations with one common reading in data are here ("dir" may be a director or a direction; "no" is a word).
-ABBREVIATIONS = {
-    "dob": "date of birth", "pob": "place of birth", "dod": "date of death", "pod": "place of death",
-    "nat": "nationality", "pos": "position", "mgr": "manager", "capt": "captain", "div": "division",
-    "est": "established", "cap": "capacity", "qty": "quantity", "addr": "address", "dept": "department",
-    "org": "organization", "loc": "location", "yr": "year", "lang": "language", "pop": "population",
-    "hq": "headquarters", "mfr": "manufacturer", "auth": "author", "desc": "description", "ctry": "country",
-    "ht": "height", "wt": "weight", "prev": "previous",
-}
+# A spreadsheet's column headers as relation names ("pob", "mgr", "cap."), read in full where the dictionary does not
+# know the word or where it is written with a dot
+ABBREVIATIONS = WORDS.relation_abbreviations
 LAST_PART = re.compile(r"\.(\w+)$")  # `film.film.directed_by`: `directed_by`
 DOTTED = re.compile(r"\b([A-Za-z]+)\.(?=[\s_]|$)")  # "cap." as a word, not Freebase's "people.person"
 
@@ -71,9 +64,7 @@ def spelled_out(part: str, dotted: set[str]) -> str:
     return ABBREVIATIONS[word] if word in dotted or not getAllLemmas(word) else part
 
 
-# Words a relation name may run together with others ("athleteplaysforteam"): the closed class, which a dictionary
-# of open-class lemmas does not list.
-JOINING_WORDS = frozenset("a an the of in on at by for to from with against into onto as and or".split())
+JOINING_WORDS = WORDS.joining  # what a relation name may run together with others ("athleteplaysforteam")
 
 
 @cache
