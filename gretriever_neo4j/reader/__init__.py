@@ -29,28 +29,29 @@ from gretriever_neo4j.reader.paths import (
     signature_text,
     walks,
 )
+from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_question, strip_topic_markers
 
-ZERO_SHOT_THRESHOLD = 0.999  # answers: the nodes the best walk signature reaches
+ZERO_SHOT_THRESHOLD = TUNING.answer_threshold  # answers: the nodes the best walk signature reaches
 # Answers the walks rate alike are ordered by their similarity to the question plus this times log(1 + their
 # degree in the retrieved subgraph): the one more of the evidence touches first ("FC Barcelona" before "FC
 # Barcelona B", "English Language" before "British Sign Language"), which the first answer of a list is read as.
-CONNECTED_FIRST = 0.05
+CONNECTED_FIRST = TUNING.connected_first
 # Before both: the order in time the question asks for ("the last time", "first", "in 2012"; `reader.ordering`)
 # where every answer's name says a year, and the similarity to the noun a "which"/"what" question opens with ("what
 # *college* did Einstein go to": the universities before his Gymnasium), rather than to the whole question, which
 # is mostly the anchor's name. Where some answer's name says no year ("Super Bowl XLIII"), no order in time applies:
 # its time is unknown (`ordering.time_order`).
-IN_TIME_FIRST = 10.0
-KIND_FIRST = 1.0
+IN_TIME_FIRST = TUNING.in_time_first
+KIND_FIRST = TUNING.kind_first
 # Then, per word of the question (not the anchor's, no function word) an answer's name holds, this: "where did X
 # attend *high school*" is Carmel High School before the Graduate School of Business, "where did X go to *college*"
 # Berklee College of Music before his high schools.
-NAME_SAYS = 2.0
+NAME_SAYS = TUNING.name_says
 # Per way (a relation of an edge, or a node between) the answer is tied to the anchor by: the answer more of the
 # graph's facts tie to X first (a player's present team holds his salary records too, a country's official language
 # is also spoken there). It can put a more famous former spouse first too.
-SALIENT_FIRST = 1.0
+SALIENT_FIRST = TUNING.salient_first
 
 
 @dataclass

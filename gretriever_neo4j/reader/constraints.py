@@ -24,12 +24,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from gretriever_neo4j.reader.paths import SubgraphView
+from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, strip_topic_markers
 from gretriever_neo4j.retrieval.texts import humanize_relation
 
-MIN_LETTERS = 3  # a word of the question that can name a constraint ("kirk", "ziva"), not "in", "on"
+MIN_LETTERS = TUNING.min_letters  # a word of the question that can name a constraint ("kirk", "ziva"), not "in", "on"
 # How far below the best walk's score a node linked to two anchors may be and still be the answer.
-JOIN_MARGIN = 0.2
+JOIN_MARGIN = TUNING.join_margin
 
 
 def answers_at(probabilities: np.ndarray, threshold: float, exclude: set[int]) -> list[int]:

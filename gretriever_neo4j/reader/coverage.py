@@ -15,7 +15,7 @@ a relation ("films that share actors with X": `starred_actors> <starred_actors`)
 then the other features of `signature_weights.FEATURES`, each explained where it is computed below: hops, the
 kind of answer a "who"/"where"/"when"/"which N" question asks for, categories, what is shared. A signature's score
 is its features times a `SignatureWeights` (the hand-set zero-shot values, or weights fitted on questions:
-`reader.learned`); the constants left here are thresholds of the features themselves.
+`reader.learned`); the thresholds of the features themselves are `tuning.ReaderTuning`'s.
 Similarities are MiniLM's, raised to `LEXICAL` where a question word and a word of a relation's own name share a
 stem or a word family (`wording`): the embedder rates "screenwriter" / `written by` barely above unrelated pairs.
 
@@ -45,6 +45,7 @@ from gretriever_neo4j.reader.sides import (
 )
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.reader.walk_shapes import (
     most_specific_place,
     round_trips,
@@ -104,7 +105,7 @@ from gretriever_neo4j.retrieval.texts import humanize_relation
 # only where it is that relation's own word or near it ("which language" / `languages spoken` 0.78, "which movies"
 # / `film` 0.81), not where MiniLM finds it merely related ("which club" / `league` 0.56, "which band" / `genre`
 # 0.49, "which albums" / `record label` 0.52): there it would take a walk one hop past the answer.
-HEAD_NAMES = 0.65
+HEAD_NAMES = TUNING.head_names
 # A walk out and back along one relation (`directed_by> <directed_by`: the other films of X's director) answers what
 # X *shares* with others: it earns this where the question says something is shared (a sharing word, "same", "also",
 # "other", or the relation named twice: `named_twice`) and costs as much otherwise. "The same N as X" (`SAME_AS`)
@@ -122,11 +123,12 @@ SAME_AS = re.compile(r"\bsame(?: \w+){1,3} as\b")  # "the same team as X"
 # graph has too few edges for any relation to count as categorical; there a category is a word in lower case.
 # Feature `category`.
 # Feature `class_step`: a step to X's class, for a question that asks what X is (`wording.asks_class`)
-WORD_NAMES = 0.2  # a word names a relation when this much nearer to it than to the mean relation
-LEXICAL = 0.8  # the similarity a shared stem counts as
-MENTION_CAP = 0.3  # a relation named this clearly (above the word's mean) is named: naming it better earns nothing
-NAMED_SIMILARITY = 0.4  # a word names a relation when this similar to it ...
-NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other relation
+# When a word names a relation, and how clearly (`ReaderTuning`)
+WORD_NAMES = TUNING.word_names
+LEXICAL = TUNING.lexical
+MENTION_CAP = TUNING.mention_cap
+NAMED_SIMILARITY = TUNING.named_similarity
+NAMED_MARGIN = TUNING.named_margin
 # A question whose family words ask for several family hops ("parents of parents", spelled out from "grandparents":
 # `kinship.spell_out_kinship`) gains this for a walk of that many steps along the relations they name: the same
 # words name the one-hop walk as well.
@@ -140,7 +142,7 @@ NAMED_MARGIN = 0.05  # ... and this much more similar to it than to any other re
 # places: a restaurant or a churchyard is located somewhere, it is no city. The walk one step of containment
 # further counts that step as named, where no word names it. MiniLM, "city": `served at` 0.17, `is buried at` 0.20,
 # `chef of` 0.21; `capital of` 0.37, `born in` 0.39, `twinned with` 0.30.
-VENUE_SIMILARITY = 0.22
+VENUE_SIMILARITY = TUNING.venue_similarity
 # Feature `no_place`.
 # "where is X based", "where is the headquarters of X": of the places one record holds (an address: its city, state and
 # country), the most specific answers a "where" question that names no kind of place: the walk to the one whose

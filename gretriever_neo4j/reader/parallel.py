@@ -18,8 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from gretriever_neo4j.reader.paths import SubgraphView
+from gretriever_neo4j.reader.tuning import TUNING
 
-RECORD_KIND_OVERLAP = 0.5  # of the relations around two sets of records, shared: records of one kind
+RECORD_KIND_OVERLAP = TUNING.record_kind_overlap  # of the relations around two sets of records, shared
 
 
 def _union_find(size: int):

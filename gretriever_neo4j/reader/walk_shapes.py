@@ -15,6 +15,7 @@ import numpy as np
 from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.reader.sides import names_its_head, without_copula
 from gretriever_neo4j.reader.text_vectors import TextVectors
+from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.reader.wording import Step, own_name
 from gretriever_neo4j.retrieval.relation_paths import FORWARD
 from gretriever_neo4j.retrieval.texts import humanize_relation
@@ -22,8 +23,7 @@ from gretriever_neo4j.retrieval.texts import humanize_relation
 # Kinds of place from the smallest: an address's `citytown` is more specific than its `state province region`.
 PLACE_SCALE = WORDS.place_scale
 PLACE_PROTOTYPES = WORDS.place_prototypes  # what a relation whose values are places is near
-PLACE_SIMILARITY = 0.5  # MiniLM: `hometown`, `birthPlace`, `located in`, `lives in`, `place of birth` 0.54-0.70;
-# `spouse`, `founded by`, `genre`, `record label` 0.25-0.38
+PLACE_SIMILARITY = TUNING.place_similarity  # a relation this near a prototype has places for values
 
 
 def place_rank(relation_text: str) -> int | None:

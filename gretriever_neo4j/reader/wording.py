@@ -14,6 +14,7 @@ from functools import lru_cache
 import numpy as np
 
 from gretriever_neo4j.language import WORDS
+from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens
 from gretriever_neo4j.retrieval.naming import asked_kind, common_prefix, word_lemmas
 from gretriever_neo4j.retrieval.relation_paths import CATEGORY_WORDS, FORWARD
@@ -26,7 +27,7 @@ WHERE = WORDS.where
 WHEN = WORDS.when
 TIME_WORDS = WORDS.time_words
 PREPOSITIONS = WORDS.prepositions
-STEM = 4  # letters two words share at their start (or a long word holds) to share a stem
+STEM = TUNING.stem  # letters two words share at their start (or a long word holds) to share a stem
 # Words that name one kind of relation without sharing a stem, where the embedder does not see it ("describe" /
 # `has tags`, "parents" / `is the mother of`)
 WORD_FAMILIES = WORDS.families

@@ -69,6 +69,7 @@ from gretriever_neo4j.retrieval.naming import (  # noqa: F401  (analyzer_tokens,
     title_form,
     word_lemmas,
 )
+from gretriever_neo4j.retrieval.tuning import LINKING
 
 RRF_K = 60
 DEFAULT_MAX_N = 16
@@ -329,8 +330,8 @@ def _mention_hits(backend, mentions: list[Mention], graph: str | None, limit: in
     return hits
 
 
-GUESS_DEGREE = 0.1  # per unit of log(1 + edges): of the nodes a question may mean, the better known
-GUESS_RANK = 0.03  # per place down the vector ranking
+GUESS_DEGREE = LINKING.guess_degree
+GUESS_RANK = LINKING.guess_rank
 
 
 def guess(question: str, hits: Sequence[TextHit], relation_words: frozenset[str] = frozenset()) -> list[str]:
@@ -387,7 +388,7 @@ def _exact_matches(mentions: list[Mention], hits: list[list[TextHit]]) -> list[E
     return out
 
 
-FULLER_SAID = 0.5  # of a fuller name's content words, the question says at least this share
+FULLER_SAID = LINKING.fuller_said
 
 
 def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matches: list[ExactMatch]
@@ -429,7 +430,7 @@ def _fuller_names(mentions: list[Mention], hits: list[list[TextHit]], exact_matc
 # viii" `Henry VIII` (2) and `Henry VIII of England` (31). Only where the question matches one name exactly: beside
 # another ("anaheim california") the short name is what the question says; and not for a single word that is a
 # noun in the dictionary ("which films are about panda": the MetaQA tag `panda`, not `Kung Fu Panda`).
-BETTER_KNOWN = 5.0
+BETTER_KNOWN = LINKING.better_known
 
 
 def _better_known(matches: list[ExactMatch], mentions: list[Mention], hits: list[list[TextHit]]) -> list[ExactMatch]:
@@ -455,8 +456,8 @@ def _better_known(matches: list[ExactMatch], mentions: list[Mention], hits: list
 # Association`, and of the `ACRONYM_HITS` nodes nearest to the word alone, the best connected whose name it spells
 # (`initials`) is linked. It replaces an exact match of the word only where `BETTER_KNOWN` (a node named "uk" against
 # `United Kingdom`). Two letters alone link nothing: "sf giants", "la kings", "cs lewis" say part of a longer name.
-ACRONYM_HITS = 10
-ACRONYM_ALONE = 3
+ACRONYM_HITS = LINKING.acronym_hits
+ACRONYM_ALONE = LINKING.acronym_alone
 
 
 def _acronym_matches(mentions: list[Mention], exact: list[ExactMatch], backend, graph: str | None,

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from gretriever_neo4j.language import WORDS
 from gretriever_neo4j.retrieval.texts import own_name
+from gretriever_neo4j.retrieval.tuning import LINKING
 
 STOP_WORDS = WORDS.stop  # function words that never name an entity on their own
 
@@ -54,7 +55,7 @@ def same_word(a: str, b: str) -> bool:
     return len(short) >= 4 and long_.startswith(short)
 
 
-SUFFIX = 4  # the most letters a derived form adds to its word ("japan" / "japanese", "peru" / "peruvian")
+SUFFIX = LINKING.derived_suffix
 
 
 def says_word(word: str, name_word: str) -> bool:

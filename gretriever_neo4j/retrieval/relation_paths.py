@@ -45,9 +45,7 @@ from gretriever_neo4j.settings import require_positive_integers
 FORWARD, BACKWARD = 0, 1
 Step = tuple[int, int]  # (relation id of the source, FORWARD | BACKWARD)
 
-ROUND_TRIP_GAIN = 0.1  # a step back along the relation just taken, in a question about what is shared
 CATEGORY_WORDS = WORDS.category_nouns
-CATEGORICAL_SHARE = 0.01  # a relation is categorical when its distinct values are under 1% of its edges
 SHARING_WORDS = WORDS.sharing  # what a question about what X shares with others says
 MATE = re.compile(r"^([a-z]{4,})mates?$")  # "bandmates", "teammate", "classmates": X's band, team, class, shared
 CO_NOUN = re.compile(r"^co([a-z]{4,})$")  # "coauthors", "costars", "cofounders": they share X's paper, film, firm
@@ -58,7 +56,7 @@ def asks_for_a_category(masked_question: str) -> bool:
     return bool(CATEGORY_WORDS & set(re.findall(r"[a-z]+", masked_question.lower())))
 
 
-def categorical_steps(values: Mapping[str, tuple[int, int, int]], share: float = CATEGORICAL_SHARE
+def categorical_steps(values: Mapping[str, tuple[int, int, int]], share: float
                       ) -> frozenset[tuple[str, int]]:
     """Steps (relation text, direction) whose values are few and shared by many (genres, years, ratings: under
     `share` distinct values per edge); `values`: relation text -> (edges, distinct heads, distinct tails)."""
@@ -118,6 +116,8 @@ class PathConfig:
     repeat_penalty: float = 0.05  # a relation met again on the same path adds nothing and costs this
     hop_penalty: float = 0.15  # a named hop beyond the first must earn this much to outrank a shorter path
     max_incident: int = 50_000  # incident entries scored per step
+    round_trip_gain: float = 0.1  # a step back along the relation just taken, in a question about what is shared
+    categorical_share: float = 0.01  # a relation is categorical when its distinct values are under this per edge
 
     def __post_init__(self) -> None:
         require_positive_integers(self, ("max_hops", "max_steps", "beam_width", "max_frontier", "max_final_paths",
@@ -467,7 +467,7 @@ class PathRetriever:
             return frozenset()
         with self._lock:
             if self._categorical is None:
-                self._categorical = categorical_steps(self._relation_values())
+                self._categorical = categorical_steps(self._relation_values(), self.config.categorical_share)
             return self._categorical
 
     def seeds_for(self, question: str, question_vector: np.ndarray | None) -> list[str]:
@@ -493,8 +493,9 @@ class PathRetriever:
         timings["embed_masked"] = (time.perf_counter() - started) * 1000
         naming = self.relation_naming
         named = None if naming is None else (lambda texts: naming(masked, texts))
-        found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config,
-                               round_trip_gain=ROUND_TRIP_GAIN if asks_what_is_shared(masked) else None, named=named)
+        gain = self.config.round_trip_gain if asks_what_is_shared(masked) else None
+        found = retrieve_paths(self.source, seed_ids, vector, self.relations, self.config, round_trip_gain=gain,
+                               named=named)
         timings.update(found.timings_ms)
         started = time.perf_counter()
         candidate = self.source.candidate_graph(found.nodes, found.edges)

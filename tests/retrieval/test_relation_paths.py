@@ -158,9 +158,10 @@ def test_categorical_steps_are_relations_whose_few_values_many_heads_share():
     kg = KnowledgeGraph.from_triples(triples)
     values = kg_relation_values(kg)
     assert values == {"has_genre": (300, 300, 2), "starred_actors": (300, 300, 300)}
-    assert categorical_steps(values) == {("has_genre", FORWARD)}
-    assert categorical_steps({"genre_of": (300, 2, 300)}) == {("genre_of", BACKWARD)}
-    assert categorical_steps({"empty": (0, 0, 0)}) == frozenset()
+    share = PathConfig().categorical_share
+    assert categorical_steps(values, share) == {("has_genre", FORWARD)}
+    assert categorical_steps({"genre_of": (300, 2, 300)}, share) == {("genre_of", BACKWARD)}
+    assert categorical_steps({"empty": (0, 0, 0)}, share) == frozenset()
     assert asks_for_a_category("what kind of film is X") and asks_for_a_category("what types are the films by X")
     assert not asks_for_a_category("who directed X")
 
