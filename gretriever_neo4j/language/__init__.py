@@ -176,7 +176,8 @@ def _with_profiles(data: dict, profiles: dict, source: Path) -> dict:
                     if not holding:
                         raise ConfigError(f"{source}: [{name}.families] '{key}': no family holds that word")
                     holding[0].extend(words)
-                elif key in data.get(section, {}):
+                elif isinstance(data.get(section), dict) and isinstance(data[section].get(key), list) and all(
+                        isinstance(w, str) for w in data[section][key]):
                     data[section][key] = list(data[section][key]) + list(words)
                 else:
                     raise ConfigError(f"{source}: [{name}.{section}] '{key}': no such word list")

@@ -118,9 +118,10 @@ def test_a_profile_word_for_no_list_is_named(tmp_path):
                         encoding="utf-8")
     with pytest.raises(ConfigError, match=r"profiles\.toml: \[wikidata\.families\] 'locatd': no family holds"):
         load(profiles=profiles)
-    profiles.write_text("[wikidata.places]\nlocation = [\"p131\"]\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"\[wikidata\.places\] 'location': no such word list"):
-        load(profiles=profiles)
+    for section, key in (("places", "location"), ("relations", "families"), ("identity", "word")):
+        profiles.write_text(f"[wikidata.{section}]\n{key} = [\"p131\"]\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=rf"\[wikidata\.{section}\] '{key}': no such word list"):
+            load(profiles=profiles)
 
 
 def test_unreadable_toml_is_named(tmp_path):
