@@ -103,3 +103,12 @@ def test_a_date_written_out_answers_when_and_an_occupation_is_what_someone_worke
     assert ask(family, embedder, "what is Silas Scarrow's date of birth", "Silas Scarrow") == ["15 June 1841"]
     assert ask(family, embedder, "when was Silas Scarrow born", "Silas Scarrow") == ["15 June 1841"]
     assert ask(family, embedder, "what was Enoch Scarrow's occupation", "Enoch Scarrow") == ["wheelwright"]
+
+
+def test_family_words_as_people_say_them(family, embedder):
+    """"dad", "mum", "other half" are read as the graph's relations say them (idioms of the word lists): a question by
+    sex keeps the sexes apart, where the unknown word let the mother answer for the father."""
+    assert ask(family, embedder, "who is Silas Scarrow's dad", "Silas Scarrow") == ["Enoch Scarrow"]
+    assert ask(family, embedder, "who was Silas Scarrow's mum", "Silas Scarrow") == ["Susannah Harrow"]
+    assert ask(family, embedder, "who is Silas Scarrow's other half", "Silas Scarrow") == ["Drusilla Quell"]
+    assert ask(family, embedder, "where was Silas Scarrow's dad born", "Silas Scarrow") == ["Hemmingvale"]

@@ -110,6 +110,9 @@ def test_idioms_are_said_plainly():
     # a column header's abbreviation, where the question uses it; words stay words ("pop", "cap")
     assert plain_words("tell me X's dob") == "tell me X's date of birth"
     assert plain_words("who is X's mgr") == "who is X's manager"
+    assert plain_words("what is the job of the dad of X's other half") == "what is the job of the father of X's spouse"
+    assert plain_words("X's mums and hubby") == "X's mothers and husband"
+    assert plain_words("madame damon") == "madame damon"  # whole words only
     assert plain_words("what is the pop of X") == "what is the pop of X"
 
 
