@@ -137,10 +137,12 @@ class _Reader:
             raise ConfigError(f"{self.source}: [{section}]{f' {key!r}' if key else ''} must map words to words")
         return MappingProxyType(dict(value))
 
-    def nested(self, section: str, key: str) -> list:
+    def nested(self, section: str, key: str, depth: int = 1) -> list:
+        """A list of lists of words (`depth` 1: families, the place scale), or of pairs of them (2: roles)."""
         value = self.raw(section, key)
-        if not isinstance(value, list):
-            raise ConfigError(f"{self.source}: [{section}] '{key}' must be a list of lists")
+        if not _words_at(value, depth):
+            shape = "lists of words" if depth == 1 else "pairs of lists of words"
+            raise ConfigError(f"{self.source}: [{section}] '{key}' must be a list of {shape}")
         return value
 
     def left_over(self) -> None:
@@ -148,6 +150,18 @@ class _Reader:
             keys = [k for k in table] if isinstance(table, dict) else []
             if not isinstance(table, dict) or keys:
                 raise ConfigError(f"{self.source}: [{section}] {', '.join(map(repr, keys))}: not a word list gqa reads")
+
+
+def _words_at(value, depth: int) -> bool:
+    """Whether `value` is a non-empty list of words (`depth` 0), or of such lists `depth` levels down (pairs of them
+    at the last level above words where `depth` is 2)."""
+    if not isinstance(value, list) or not value:
+        return False
+    if depth == 0:
+        return all(isinstance(w, str) and w for w in value)
+    if depth == 2 and not all(isinstance(pair, list) and len(pair) == 2 for pair in value):
+        return False
+    return all(_words_at(inner, depth - 1) for inner in value)
 
 
 def _idioms(entries: list, source: Path) -> tuple[tuple[re.Pattern[str], str], ...]:
@@ -170,6 +184,8 @@ def _with_profiles(data: dict, profiles: dict, source: Path) -> dict:
     for name, sections in profiles.items():
         for section, additions in sections.items():
             for key, words in additions.items():
+                if not _words_at(words, 0):
+                    raise ConfigError(f"{source}: [{name}.{section}] '{key}' must be a list of words")
                 if section == "families":
                     families = data["relations"]["families"]
                     holding = [f for f in families if key in f]
@@ -198,7 +214,7 @@ def load(path: Path = ENGLISH, profiles: Path | None = PROFILES) -> Words:
         data = _with_profiles(data, _toml(profiles), profiles)
     r = _Reader(data, path)
     families = r.nested("relations", "families")
-    inverse_roles = r.nested("relations", "inverse_roles")
+    inverse_roles = r.nested("relations", "inverse_roles", depth=2)
     scale = r.nested("places", "scale")
     words = Words(
         stop=r.set("function", "stop"),

@@ -107,6 +107,13 @@ def test_an_empty_list_or_a_bad_idiom_is_named(tmp_path):
     text = re.sub(r"(?m)^copulas = .*\n", "copulas = []\n", ENGLISH.read_text(encoding="utf-8"))
     with pytest.raises(ConfigError, match=r"'copulas' must be a list of words"):
         load(_write(tmp_path, text), profiles=None)
+    text = ENGLISH.read_text(encoding="utf-8").replace('["parent", "father"], ["parent", "mother"]',
+                                                       '"parent father", ["parent", "mother"]')
+    with pytest.raises(ConfigError, match=r"\[relations\] 'families' must be a list of lists of words"):
+        load(_write(tmp_path, text), profiles=None)
+    text = ENGLISH.read_text(encoding="utf-8").replace(', ["subordinate"]]', "]")  # a role without its pair
+    with pytest.raises(ConfigError, match=r"'inverse_roles' must be a list of pairs of lists of words"):
+        load(_write(tmp_path, text), profiles=None)
     text = ENGLISH.read_text(encoding="utf-8").replace("pattern = '^what goes into (.+)$'", "pattern = '^what (goes'")
     with pytest.raises(ConfigError, match=r"words\.toml: idiom 5: missing \)"):
         load(_write(tmp_path, text), profiles=None)
@@ -117,6 +124,9 @@ def test_a_profile_word_for_no_list_is_named(tmp_path):
     profiles.write_text(PROFILES.read_text(encoding="utf-8") + "\n[wikidata.families]\nlocatd = [\"p131\"]\n",
                         encoding="utf-8")
     with pytest.raises(ConfigError, match=r"profiles\.toml: \[wikidata\.families\] 'locatd': no family holds"):
+        load(profiles=profiles)
+    profiles.write_text("[wikidata.families]\nlocate = \"p131\"\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[wikidata\.families\] 'locate' must be a list of words"):
         load(profiles=profiles)
     for section, key in (("places", "location"), ("relations", "families"), ("identity", "word")):
         profiles.write_text(f"[wikidata.{section}]\n{key} = [\"p131\"]\n", encoding="utf-8")
