@@ -19,6 +19,7 @@ Pure functions over a `SubgraphView`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -67,6 +68,38 @@ def constraint_nodes(question: str, view: SubgraphView, anchors: Sequence[int], 
         if words & set(name) or _said_whole(name, said, taken):
             out.append(i)
     return out
+
+
+def said_nodes(question: str, view: SubgraphView, excluded: set[int], words_to_skip: frozenset[str],
+               opaque: np.ndarray) -> list[int]:
+    """Nodes whose whole name the question says, inflection aside ("which *Centers* were drafted in 2018" says
+    `Center`), whatever the name is: a common word or a value as well as a proper name ("*Comedy* podcasts",
+    "*Mammal* species", "2018", "4G"). Not opaque nodes, not `excluded`, not names whose words are all in
+    `words_to_skip` (function words, words of relation names: "who is the *father* of X" says no node `Father`), and
+    not a name inside a longer name the question says (`Hockey` inside "Ice Hockey")."""
+    tokens = analyzer_tokens(strip_topic_markers(question))
+    said = (" " + " ".join(tokens) + " ", " " + " ".join(_singular(t) for t in tokens) + " ")
+    found: dict[int, str] = {}
+    for i, text in enumerate(view.node_texts):
+        if i in excluded or opaque[i]:
+            continue
+        name = analyzer_tokens(text)
+        if not name or all(t in words_to_skip for t in name):
+            continue
+        form = " ".join(_singular(t) for t in name)
+        if f" {' '.join(name)} " in said[0] or f" {form} " in said[1]:
+            found[i] = f" {form} "
+    return [i for i, form in found.items() if not any(form in other and len(other) > len(form)
+                                                      for other in found.values())]
+
+
+@functools.lru_cache(maxsize=65536)
+def _singular(word: str) -> str:
+    """The word's noun lemma where lemminflect knows one ("centers" -> center), else the word."""
+    from lemminflect import getLemma
+
+    lemmas = getLemma(word, upos="NOUN")
+    return lemmas[0].lower() if lemmas and lemmas[0] else word
 
 
 def _said_whole(name: Sequence[str], said: str, taken: set[str]) -> bool:
@@ -139,7 +172,10 @@ def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabil
     if len(answers) < 2:
         return probabilities
     relation_words = {t for text in view.relation_texts for t in analyzer_tokens(humanize_relation(text))}
-    constraints = constraint_nodes(question, view, anchors, answers, STOP_WORDS | relation_words, proper)
+    skip = STOP_WORDS | relation_words
+    constraints = constraint_nodes(question, view, anchors, answers, skip, proper)
+    constraints += [n for n in said_nodes(question, view, set(anchors) | set(answers), skip, opaque)
+                    if n not in constraints]
     linked = linked_answers(view, answers, constraints, opaque)
     if not linked or len(linked) == len(answers):
         return probabilities

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gretriever_neo4j.reader import ZeroShotReader
-from gretriever_neo4j.reader.constraints import constraint_nodes, joined, linked_answers
+from gretriever_neo4j.reader.constraints import constraint_nodes, joined, linked_answers, narrowed, said_nodes
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.reader.wording import FUNCTION_WORDS
 
@@ -95,3 +95,49 @@ def test_a_name_the_question_says_whole_is_a_constraint_though_its_words_are_eng
                                    PROPER)
     assert constraints == [0]
     assert constraint_nodes("who did nicolas cage play in the rider", sub, [4], [5, 6], FUNCTION_WORDS, PROPER) == []
+
+
+def _podcasts() -> SubgraphView:
+    """A network's podcasts and their genres, a player's position and draft year: nodes named by common words and
+    values, and one (`Father`) named by a relation's own word."""
+    nodes = ["Lumen Media", "Wild Margin", "Foghorn Fables", "Kettle Crown", "Comedy", "Drama", "Ice Hockey",
+             "Hockey", "Center", "2018", "Father"]
+    edges = [(1, 0, 0), (2, 0, 0), (3, 0, 0), (1, 1, 5), (2, 1, 4), (3, 1, 5), (1, 2, 6), (3, 2, 7), (2, 3, 10)]
+    relations = ["network", "genre", "sport", "father"]
+    embedder = FakeEmbedder()
+    return SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                        src=np.asarray([e[0] for e in edges]), dst=np.asarray([e[2] for e in edges]),
+                        relation=np.asarray([e[1] for e in edges]), relation_texts=relations,
+                        relation_vectors=embedder.embed(relations))
+
+
+def test_a_node_named_by_common_words_or_a_value_is_a_constraint_where_the_question_says_it_whole():
+    sub = _podcasts()
+    opaque = np.zeros(sub.num_nodes, dtype=bool)
+    skip = FUNCTION_WORDS | {"network", "genre", "sport", "father"}
+    assert said_nodes("which comedy podcasts does lumen media put out", sub, {0, 1, 2, 3}, skip, opaque) == [4]
+    # inflection aside; values too; the anchor and the answers are no constraint
+    assert said_nodes("which centers were drafted in 2018", sub, set(), skip, opaque) == [8, 9]
+    assert said_nodes("which centers were drafted in 2018", sub, {9}, skip, opaque) == [8]
+    # the longer name said, not the name inside it; a relation's own word names no node; nothing said, nothing
+    assert said_nodes("ice hockey podcasts of lumen media", sub, {0}, skip, opaque) == [6]
+    assert said_nodes("who is the father of wild margin", sub, {1}, skip, opaque) == []
+    assert said_nodes("what does lumen media put out", sub, {0}, skip, opaque) == []
+
+
+def test_the_answers_linked_to_a_genre_the_question_names_stay():
+    """"which comedy podcasts does lumen media put out": the walk from the network reaches its three podcasts; the one
+    of the genre named is the answer. Where the question names no genre, or one all or none of them have, all stay."""
+    sub = _podcasts()
+    opaque = np.zeros(sub.num_nodes, dtype=bool)
+    proper = np.ones(sub.num_nodes, dtype=bool)
+    probabilities = np.zeros(sub.num_nodes)
+    probabilities[[1, 2, 3]] = 1.0
+    kept = narrowed("which comedy podcasts does lumen media put out", sub, [0], probabilities, {0}, opaque, proper,
+                    0.999)
+    assert list(np.flatnonzero(kept >= 0.999)) == [2]
+    kept = narrowed("which drama podcasts does lumen media put out", sub, [0], probabilities, {0}, opaque, proper,
+                    0.999)
+    assert list(np.flatnonzero(kept >= 0.999)) == [1, 3]
+    for question in ("which podcasts does lumen media put out", "which center podcasts does lumen media put out"):
+        assert narrowed(question, sub, [0], probabilities, {0}, opaque, proper, 0.999) is probabilities
