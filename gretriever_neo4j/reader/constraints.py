@@ -9,7 +9,7 @@ does not empty the answer.
 
 Two anchors join the same way (`joined`): "who played *Carlton Lassiter* on *Psych*" names both ends of one
 performance, and the actor linked to both anchors is the answer, even where a walk from one anchor alone rates
-another actor a little higher (Psych's cast list: its series edges lead to other actors); and where one opaque node
+another actor higher (Psych's cast list: its series edges lead to other actors); and where one opaque node
 is next to both anchors ("who did *Johnny Depp* play in *Corpse Bride*"), what the walks reach next to it is the
 answer however they rate it (the character, not the guitar Depp plays). Only nodes the question names in full are
 anchors of a join, not those it mentions in part ("vampire diaries" for "The Vampire Diaries").
@@ -138,9 +138,11 @@ def linked_answers(view: SubgraphView, answers: Sequence[int], constraints: Sequ
 def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, probabilities: np.ndarray,
            opaque: np.ndarray, threshold: float, margin: float = JOIN_MARGIN) -> np.ndarray:
     """`probabilities` with the answer replaced by the nodes linked to two anchors or more: the best rated by the
-    walks (`node_scores`, -inf for nodes that cannot answer) next to an opaque node next to two anchors; else those
-    the walks rate within `margin` of their best that are next to two anchors, or next to opaque nodes next to
-    them. Unchanged where there are none."""
+    walks (`node_scores`, -inf for nodes that cannot answer) next to an opaque node next to two anchors; else the
+    best rated of those next to two anchors, or next to opaque nodes next to them, where the walks rate it within
+    `margin` of their best ("which battles did the regiment fight in the war": of the war's battles the regiment
+    fought in, the one a walk that reads the question well reaches; not every node linked to both). Unchanged where
+    there is none."""
     if len(anchors) < 2 or not np.isfinite(node_scores).any():
         return probabilities
     top = float(node_scores[np.isfinite(node_scores)].max())
@@ -155,9 +157,12 @@ def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, 
         best = max(node_scores[c] for c in reached)
         both = sorted({c for c in reached if node_scores[c] >= best})
     if not both:
-        candidates = np.flatnonzero(node_scores >= top - margin).tolist()
         near = [_ways_in(neighbours, [anchor], opaque) for anchor in anchors]
-        both = [c for c in candidates if sum(bool(neighbours.get(c, set()) & n) for n in near) >= 2]
+        linked = [c for c in np.flatnonzero(np.isfinite(node_scores)).tolist()
+                  if sum(bool(neighbours.get(c, set()) & n) for n in near) >= 2]
+        best = max((node_scores[c] for c in linked), default=-np.inf)
+        if best >= top - margin:
+            both = [c for c in linked if node_scores[c] >= best]
     if not both:
         return probabilities
     return answer_only(probabilities, both, threshold)

@@ -36,7 +36,7 @@ class ReaderTuning:
 
     # records and second names (`parallel`, `constraints`)
     record_kind_overlap: float = 0.5  # of the relations around two sets of records, shared: records of one kind
-    join_margin: float = 0.2  # how far below the best walk a node linked to two anchors may score and still answer
+    join_margin: float = 3.0  # how far below the best walk the best node linked to two anchors may score and answer
     min_letters: int = 3  # a word of the question that can name a constraint ("kirk"), not "in", "on"
 
     # the order of answers the walks rate alike (`ZeroShotReader`): the question's order in time, then the

@@ -141,3 +141,22 @@ def test_the_answers_linked_to_a_genre_the_question_names_stay():
     assert list(np.flatnonzero(kept >= 0.999)) == [1, 3]
     for question in ("which podcasts does lumen media put out", "which center podcasts does lumen media put out"):
         assert narrowed(question, sub, [0], probabilities, {0}, opaque, proper, 0.999) is probabilities
+
+
+def test_the_best_rated_node_linked_to_both_anchors_answers_not_every_one_within_the_margin():
+    """"which battles did the regiment fight in the war": two battles of the war the regiment fought in; the walks
+    rate one of them higher (it is reached by the walk that reads the question best), and it alone answers."""
+    nodes = ["The War", "The Regiment", "Battle One", "Battle Two", "Battle Three"]
+    edges = [(2, 0, 0), (3, 0, 0), (4, 0, 0), (1, 1, 2), (1, 1, 3)]  # battles part of the war; the regiment fought two
+    relations = ["part of war", "fought in"]
+    embedder = FakeEmbedder()
+    sub = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
+                       src=np.asarray([e[0] for e in edges]), dst=np.asarray([e[2] for e in edges]),
+                       relation=np.asarray([e[1] for e in edges]), relation_texts=relations,
+                       relation_vectors=embedder.embed(relations))
+    opaque = np.zeros(len(nodes), dtype=bool)
+    scores = np.asarray([-np.inf, -np.inf, 0.5, 0.4, 0.9])  # the walks rate Battle Three best; it is not the regiment's
+    probabilities = np.where(np.isfinite(scores), np.exp(np.minimum(scores - 0.9, 0) / 0.05), 0.0)
+    chosen = joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=1.0)
+    assert list(np.flatnonzero(chosen >= 0.999)) == [2]
+    assert joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.3) is probabilities  # 0.4 below the best
