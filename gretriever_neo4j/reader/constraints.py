@@ -77,8 +77,8 @@ def said_nodes(question: str, view: SubgraphView, excluded: set[int], words_to_s
     "*Mammal* species", "2018", "4G"). Not opaque nodes, not `excluded`, not names whose words are all in
     `words_to_skip` (function words, words of relation names: "who is the *father* of X" says no node `Father`), and
     not a name inside a longer name the question says (`Hockey` inside "Ice Hockey")."""
-    tokens = analyzer_tokens(strip_topic_markers(question))
-    said = (" " + " ".join(tokens) + " ", " " + " ".join(_singular(t) for t in tokens) + " ")
+    # a name said as it is is said in the singular too: comparing the singular forms alone finds both
+    said = " " + " ".join(_singular(t) for t in analyzer_tokens(strip_topic_markers(question))) + " "
     found: dict[int, str] = {}
     for i, text in enumerate(view.node_texts):
         if i in excluded or opaque[i]:
@@ -86,9 +86,9 @@ def said_nodes(question: str, view: SubgraphView, excluded: set[int], words_to_s
         name = analyzer_tokens(text)
         if not name or all(t in words_to_skip for t in name):
             continue
-        form = " ".join(_singular(t) for t in name)
-        if f" {' '.join(name)} " in said[0] or f" {form} " in said[1]:
-            found[i] = f" {form} "
+        form = f" {' '.join(_singular(t) for t in name)} "
+        if form in said:
+            found[i] = form
     return [i for i, form in found.items() if not any(form in other and len(other) > len(form)
                                                       for other in found.values())]
 
@@ -148,24 +148,29 @@ def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, 
     top = float(node_scores[np.isfinite(node_scores)].max())
     neighbours = _neighbours(view)
     anchors = list(dict.fromkeys(anchors))
-    both = []
     # One opaque node (a CVT) next to two anchors and to a node the walks reach: one fact names all three ("who
     # did Johnny Depp play in Corpse Bride": the performance's character), however the walks rate it.
     shared = [k for k in np.flatnonzero(opaque).tolist() if sum(a in neighbours.get(k, ()) for a in anchors) >= 2]
     reached = [c for k in shared for c in neighbours.get(k, ()) if np.isfinite(node_scores[c])]
-    if reached:
-        best = max(node_scores[c] for c in reached)
-        both = sorted({c for c in reached if node_scores[c] >= best})
+    both = _best_rated(reached, node_scores)
     if not both:
         near = [_ways_in(neighbours, [anchor], opaque) for anchor in anchors]
         linked = [c for c in np.flatnonzero(np.isfinite(node_scores)).tolist()
                   if sum(bool(neighbours.get(c, set()) & n) for n in near) >= 2]
-        best = max((node_scores[c] for c in linked), default=-np.inf)
-        if best >= top - margin:
-            both = [c for c in linked if node_scores[c] >= best]
+        both = _best_rated(linked, node_scores)
+        if both and node_scores[both[0]] < top - margin:
+            both = []
     if not both:
         return probabilities
     return answer_only(probabilities, both, threshold)
+
+
+def _best_rated(nodes: Sequence[int], node_scores: np.ndarray) -> list[int]:
+    """The nodes of `nodes` the walks rate best (all of them where they tie), in id order; none of none."""
+    if not nodes:
+        return []
+    best = max(node_scores[c] for c in nodes)
+    return sorted({c for c in nodes if node_scores[c] >= best})
 
 
 def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabilities: np.ndarray,

@@ -10,6 +10,7 @@ from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.reader.wording import FUNCTION_WORDS
 
 from fakes import FakeEmbedder
+from toy_kg import view_of
 
 # Ghost Rider -starring-> two performances (opaque CVTs), each -actor-> an actor and -character-> a character
 NODES = ["Ghost Rider", "m.0p1", "m.0p2", "Eva Mendes", "Nicolas Cage", "Roxanne Simpson", "Johnny Blaze",
@@ -97,66 +98,75 @@ def test_a_name_the_question_says_whole_is_a_constraint_though_its_words_are_eng
     assert constraint_nodes("who did nicolas cage play in the rider", sub, [4], [5, 6], FUNCTION_WORDS, PROPER) == []
 
 
-def _podcasts() -> SubgraphView:
-    """A network's podcasts and their genres, a player's position and draft year: nodes named by common words and
-    values, and one (`Father`) named by a relation's own word."""
-    nodes = ["Lumen Media", "Wild Margin", "Foghorn Fables", "Kettle Crown", "Comedy", "Drama", "Ice Hockey",
-             "Hockey", "Center", "2018", "Father"]
-    edges = [(1, 0, 0), (2, 0, 0), (3, 0, 0), (1, 1, 5), (2, 1, 4), (3, 1, 5), (1, 2, 6), (3, 2, 7), (2, 3, 10)]
-    relations = ["network", "genre", "sport", "father"]
-    embedder = FakeEmbedder()
-    return SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                        src=np.asarray([e[0] for e in edges]), dst=np.asarray([e[2] for e in edges]),
-                        relation=np.asarray([e[1] for e in edges]), relation_texts=relations,
-                        relation_vectors=embedder.embed(relations))
+# A network's podcasts, their genres and sports, a player's position and draft year: nodes named by common words and
+# values, and one (`Father`) named by a relation's own word.
+PODCASTS = [("Wild Margin", "network", "Lumen Media"), ("Foghorn Fables", "network", "Lumen Media"),
+            ("Kettle Crown", "network", "Lumen Media"), ("Wild Margin", "genre", "Drama"),
+            ("Foghorn Fables", "genre", "Comedy"), ("Kettle Crown", "genre", "Drama"),
+            ("Wild Margin", "sport", "Ice Hockey"), ("Kettle Crown", "sport", "Hockey"),
+            ("Foghorn Fables", "father", "Father"), ("Rook Vale", "position", "Center"),
+            ("Rook Vale", "drafted in", "2018")]
+
+
+def _ids(sub: SubgraphView, *names: str) -> set[int]:
+    return {sub.node_texts.index(name) for name in names}
+
+
+def _names(sub: SubgraphView, nodes) -> list[str]:
+    return [sub.node_texts[n] for n in nodes]
 
 
 def test_a_node_named_by_common_words_or_a_value_is_a_constraint_where_the_question_says_it_whole():
-    sub = _podcasts()
+    sub = view_of(PODCASTS, FakeEmbedder())
     opaque = np.zeros(sub.num_nodes, dtype=bool)
     skip = FUNCTION_WORDS | {"network", "genre", "sport", "father"}
-    assert said_nodes("which comedy podcasts does lumen media put out", sub, {0, 1, 2, 3}, skip, opaque) == [4]
+    podcasts = _ids(sub, "Lumen Media", "Wild Margin", "Foghorn Fables", "Kettle Crown")
+    assert _names(sub, said_nodes("which comedy podcasts does lumen media put out", sub, podcasts, skip, opaque)) \
+        == ["Comedy"]
     # inflection aside; values too; the anchor and the answers are no constraint
-    assert said_nodes("which centers were drafted in 2018", sub, set(), skip, opaque) == [8, 9]
-    assert said_nodes("which centers were drafted in 2018", sub, {9}, skip, opaque) == [8]
+    assert _names(sub, said_nodes("which centers were drafted in 2018", sub, set(), skip, opaque)) \
+        == ["Center", "2018"]
+    assert _names(sub, said_nodes("which centers were drafted in 2018", sub, _ids(sub, "2018"), skip, opaque)) \
+        == ["Center"]
     # the longer name said, not the name inside it; a relation's own word names no node; nothing said, nothing
-    assert said_nodes("ice hockey podcasts of lumen media", sub, {0}, skip, opaque) == [6]
-    assert said_nodes("who is the father of wild margin", sub, {1}, skip, opaque) == []
-    assert said_nodes("what does lumen media put out", sub, {0}, skip, opaque) == []
+    network = _ids(sub, "Lumen Media")
+    assert _names(sub, said_nodes("ice hockey podcasts of lumen media", sub, network, skip, opaque)) == ["Ice Hockey"]
+    assert said_nodes("who is the father of wild margin", sub, _ids(sub, "Wild Margin"), skip, opaque) == []
+    assert said_nodes("what does lumen media put out", sub, network, skip, opaque) == []
 
 
 def test_the_answers_linked_to_a_genre_the_question_names_stay():
     """"which comedy podcasts does lumen media put out": the walk from the network reaches its three podcasts; the one
     of the genre named is the answer. Where the question names no genre, or one all or none of them have, all stay."""
-    sub = _podcasts()
+    sub = view_of(PODCASTS, FakeEmbedder())
     opaque = np.zeros(sub.num_nodes, dtype=bool)
     proper = np.ones(sub.num_nodes, dtype=bool)
+    network = sub.node_texts.index("Lumen Media")
     probabilities = np.zeros(sub.num_nodes)
-    probabilities[[1, 2, 3]] = 1.0
-    kept = narrowed("which comedy podcasts does lumen media put out", sub, [0], probabilities, {0}, opaque, proper,
-                    0.999)
-    assert list(np.flatnonzero(kept >= 0.999)) == [2]
-    kept = narrowed("which drama podcasts does lumen media put out", sub, [0], probabilities, {0}, opaque, proper,
-                    0.999)
-    assert list(np.flatnonzero(kept >= 0.999)) == [1, 3]
+    probabilities[sorted(_ids(sub, "Wild Margin", "Foghorn Fables", "Kettle Crown"))] = 1.0
+    kept = narrowed("which comedy podcasts does lumen media put out", sub, [network], probabilities, {network},
+                    opaque, proper, 0.999)
+    assert _names(sub, np.flatnonzero(kept >= 0.999)) == ["Foghorn Fables"]
+    kept = narrowed("which drama podcasts does lumen media put out", sub, [network], probabilities, {network},
+                    opaque, proper, 0.999)
+    assert _names(sub, np.flatnonzero(kept >= 0.999)) == ["Wild Margin", "Kettle Crown"]
     for question in ("which podcasts does lumen media put out", "which center podcasts does lumen media put out"):
-        assert narrowed(question, sub, [0], probabilities, {0}, opaque, proper, 0.999) is probabilities
+        assert narrowed(question, sub, [network], probabilities, {network}, opaque, proper, 0.999) is probabilities
 
 
 def test_the_best_rated_node_linked_to_both_anchors_answers_not_every_one_within_the_margin():
     """"which battles did the regiment fight in the war": two battles of the war the regiment fought in; the walks
     rate one of them higher (it is reached by the walk that reads the question best), and it alone answers."""
-    nodes = ["The War", "The Regiment", "Battle One", "Battle Two", "Battle Three"]
-    edges = [(2, 0, 0), (3, 0, 0), (4, 0, 0), (1, 1, 2), (1, 1, 3)]  # battles part of the war; the regiment fought two
-    relations = ["part of war", "fought in"]
-    embedder = FakeEmbedder()
-    sub = SubgraphView(node_keys=nodes, node_texts=nodes, node_vectors=embedder.embed(nodes),
-                       src=np.asarray([e[0] for e in edges]), dst=np.asarray([e[2] for e in edges]),
-                       relation=np.asarray([e[1] for e in edges]), relation_texts=relations,
-                       relation_vectors=embedder.embed(relations))
-    opaque = np.zeros(len(nodes), dtype=bool)
-    scores = np.asarray([-np.inf, -np.inf, 0.5, 0.4, 0.9])  # the walks rate Battle Three best; it is not the regiment's
+    sub = view_of([("Battle One", "part of war", "The War"), ("Battle Two", "part of war", "The War"),
+                   ("Battle Three", "part of war", "The War"), ("The Regiment", "fought in", "Battle One"),
+                   ("The Regiment", "fought in", "Battle Two")], FakeEmbedder())
+    opaque = np.zeros(sub.num_nodes, dtype=bool)
+    scores = np.full(sub.num_nodes, -np.inf)
+    # the walks rate Battle Three best; it is not the regiment's
+    for name, score in (("Battle One", 0.5), ("Battle Two", 0.4), ("Battle Three", 0.9)):
+        scores[sub.node_texts.index(name)] = score
     probabilities = np.where(np.isfinite(scores), np.exp(np.minimum(scores - 0.9, 0) / 0.05), 0.0)
-    chosen = joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=1.0)
-    assert list(np.flatnonzero(chosen >= 0.999)) == [2]
-    assert joined(sub, [0, 1], scores, probabilities, opaque, 0.999, margin=0.3) is probabilities  # 0.4 below the best
+    anchors = [sub.node_texts.index("The War"), sub.node_texts.index("The Regiment")]
+    chosen = joined(sub, anchors, scores, probabilities, opaque, 0.999, margin=1.0)
+    assert _names(sub, np.flatnonzero(chosen >= 0.999)) == ["Battle One"]
+    assert joined(sub, anchors, scores, probabilities, opaque, 0.999, margin=0.3) is probabilities  # 0.4 below the best
