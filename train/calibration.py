@@ -47,39 +47,76 @@ def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Pa
 
     encoder = WalkEncoder.load(walk_encoder) if walk_encoder else general_walk_encoder()
     hops = HopReader.load(hop_reader) if hop_reader else general_hop_reader()
-    support, walk, right = [], [], []
+    support, walk, chosen_by, right = [], [], [], []
     for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder, hop_reader=hops):
         evidence = answer_evidence(reading)
         if evidence is None:
             continue
         support.append(evidence.support)
         walk.append(evidence.walk)
+        chosen_by.append(evidence.chosen_by)
         right.append(bool(is_gold[reading.answers[0]]))
     return {"support": np.asarray(support), "walk": np.asarray(walk).reshape(len(walk), len(FEATURES)),
-            "right": np.asarray(right, dtype=bool), "graph": np.asarray(graph)}
+            "chosen_by": np.asarray(chosen_by, dtype=str), "right": np.asarray(right, dtype=bool),
+            "graph": np.asarray(graph)}
 
 
-def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.01, base=None):
-    """The `Calibration` of logistic regression on these answers (`base` gives its other settings)."""
+CHOICES = ("narrowed", "joined")  # the `Calibration` weights of what chose an answer, as `Reading.chosen_by` says
+
+
+def chosen_by(data) -> np.ndarray:
+    """A collect file's `chosen_by` per answer ("walks" in files collected before it was kept)."""
+    return (np.asarray(data["chosen_by"], dtype=str) if "chosen_by" in data
+            else np.full(len(data["right"]), "walks"))
+
+
+def evidence(support: np.ndarray, walk: np.ndarray, chosen: np.ndarray) -> list:
+    """The `AnswerEvidence` of each collected answer."""
+    from gretriever_neo4j.reader.confidence import AnswerEvidence
+
+    return [AnswerEvidence(float(s), tuple(w), str(c)) for s, w, c in zip(support, walk, chosen)]
+
+
+def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.01, base=None,
+        chosen: np.ndarray | None = None, keep_walk_weights: bool = False):
+    """The `Calibration` of logistic regression on these answers (`base` gives its other settings): the support's
+    slope, the intercept, a weight for each of `CHOICES` that chose some answer (`chosen`, per answer; none where
+    not given) and, unless `keep_walk_weights` keeps `base`'s, the weights of the walk features that vary (pulled
+    towards 0 by `l2`)."""
     from scipy.optimize import minimize
 
     from gretriever_neo4j.reader.confidence import log_odds
     from gretriever_neo4j.reader.signature_weights import FEATURES
 
     base = base or CALIBRATION
-    varies = walk.std(axis=0) > 1e-9
-    means, scales = walk.mean(axis=0)[varies], walk.std(axis=0)[varies]
-    x = np.column_stack([log_odds(support), (walk[:, varies] - means) / scales])
+    chosen = np.full(len(right), "walks") if chosen is None else np.asarray(chosen, dtype=str)
+    choices = [c for c in CHOICES if (chosen == c).any()]
+    indicators = np.column_stack([chosen == c for c in choices] or [np.zeros((len(right), 0))]).astype(float)
+    if keep_walk_weights:
+        # base's walk-feature term: its logit of the answer as the walks chose it, less the support's
+        offset = np.asarray([base.logit(e, with_intercept=False) for e in
+                             evidence(support, walk, np.full(len(right), "walks"))]) - base.slope * log_odds(support)
+        x, walk_columns = np.column_stack([log_odds(support), indicators]), 0
+    else:
+        varies = walk.std(axis=0) > 1e-9
+        means, scales = walk.mean(axis=0)[varies], walk.std(axis=0)[varies]
+        offset = np.zeros(len(right))
+        x = np.column_stack([log_odds(support), (walk[:, varies] - means) / scales, indicators])
+        walk_columns = int(varies.sum())
     sign = 2.0 * right - 1.0
 
     def loss(w):
-        z = x @ w[:-1] + w[-1]
-        return float(np.mean(np.logaddexp(0.0, -sign * z)) + l2 * np.sum(w[1:-1] ** 2))
+        z = x @ w[:-1] + w[-1] + offset
+        return float(np.mean(np.logaddexp(0.0, -sign * z)) + l2 * np.sum(w[1:1 + walk_columns] ** 2))
 
     w = minimize(loss, np.zeros(x.shape[1] + 1), method="L-BFGS-B").x
-    return replace(base, slope=round(float(w[0]), 4), intercept=round(float(w[-1]), 4),
-                   features=tuple(f for f, keep in zip(FEATURES, varies) if keep),
-                   weights=tuple(round(float(v), 4) for v in w[1:-1]),
+    weights = dict(zip(choices, w[1 + walk_columns:-1]))
+    out = replace(base, slope=round(float(w[0]), 4), intercept=round(float(w[-1]), 4),
+                  **{c: round(float(weights.get(c, 0.0)), 4) for c in CHOICES})
+    if keep_walk_weights:
+        return out
+    return replace(out, features=tuple(f for f, keep in zip(FEATURES, varies) if keep),
+                   weights=tuple(round(float(v), 4) for v in w[1:1 + walk_columns]),
                    means=tuple(round(float(v), 4) for v in means), scales=tuple(round(float(v), 4) for v in scales))
 
 
@@ -91,7 +128,7 @@ def _share(value: float | None) -> str:
 def measure(files, calibration) -> dict:
     """ECE, answers shown as sure (their share and how many are right), accuracy and mean confidence, per graph
     and over all the files' answers, of `calibration` on collect files."""
-    from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+    from gretriever_neo4j.reader.confidence import calibrated
 
     def scores(p: np.ndarray, right: np.ndarray) -> dict:
         sure = p >= calibration.sure_at
@@ -102,8 +139,8 @@ def measure(files, calibration) -> dict:
 
     per_graph, pooled_p, pooled_right = {}, [], []
     for data in files:
-        p = np.asarray([calibrated(AnswerEvidence(s, tuple(w)), calibration)
-                        for s, w in zip(data["support"], data["walk"])], dtype=float)
+        p = np.asarray([calibrated(e, calibration) for e in evidence(data["support"], data["walk"], chosen_by(data))],
+                       dtype=float)
         right = np.asarray(data["right"], dtype=bool)
         per_graph[str(data["graph"])] = scores(p, right)
         pooled_p.append(p)
@@ -114,7 +151,7 @@ def measure(files, calibration) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from gretriever_neo4j.reader.confidence import AnswerEvidence, calibrated
+    from gretriever_neo4j.reader.confidence import calibrated
 
     from .general_reader import _questions
 
@@ -134,6 +171,8 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--l2", type=float, default=0.01)
     f.add_argument("--also", type=Path, nargs="*", default=[],
                    help="collect files always fitted on, never left out")
+    f.add_argument("--keep-walk-weights", action="store_true",
+                   help="keep the shipped fit's walk-feature weights; fit the slope, the intercept and the choices")
     m = sub.add_parser("measure")
     m.add_argument("data", type=Path, nargs="+")
     m.add_argument("--calibration", type=Path, default=None, help="a written fit (default: the one that ships)")
@@ -163,6 +202,7 @@ def main(argv: list[str] | None = None) -> None:
     support = np.concatenate([d["support"] for d in files + also])
     walk = np.concatenate([d["walk"] for d in files + also])
     right = np.concatenate([d["right"] for d in files + also])
+    chosen = np.concatenate([chosen_by(d) for d in files + also])
     # the --also rows are named "": in every fit, never held out nor measured
     graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files]
                            + [np.full(len(d["right"]), "") for d in also])
@@ -171,9 +211,9 @@ def main(argv: list[str] | None = None) -> None:
     names = sorted(set(graph[measured]))
     for name in names:
         held = graph == name
-        calibration = fit(support[~held], walk[~held], right[~held], args.l2)
-        left_out[held] = [calibrated(AnswerEvidence(s, tuple(w)), calibration)
-                          for s, w in zip(support[held], walk[held])]
+        calibration = fit(support[~held], walk[~held], right[~held], args.l2, chosen=chosen[~held],
+                          keep_walk_weights=args.keep_walk_weights)
+        left_out[held] = [calibrated(e, calibration) for e in evidence(support[held], walk[held], chosen[held])]
         sure = left_out[held] >= calibration.sure_at
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
               f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
@@ -181,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
           f"sure {sure.mean():.2f} of answers, {_share(right[measured][sure].mean() if sure.any() else None)} right")
-    calibration = fit(support, walk, right, args.l2)
+    calibration = fit(support, walk, right, args.l2, chosen=chosen, keep_walk_weights=args.keep_walk_weights)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")
 

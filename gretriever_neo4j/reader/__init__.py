@@ -72,6 +72,7 @@ class Reading:
     signature_scores: np.ndarray | None = None  # the zero-shot reader's score of each of `walks.signatures`
     masked: str | None = None  # the question as the zero-shot reader read it (anchor masked, words spelled out)
     confidence: float | None = None  # the probability the answer is right (`reader.confidence`), where known
+    chosen_by: str = "walks"  # what chose the answer: "walks", "narrowed" (a constraint) or "joined" (two anchors)
 
     def signature_of(self, node: int) -> str:
         pair = self.best_pair.get(node)
@@ -335,9 +336,13 @@ class ZeroShotReader:
                                      np.exp(np.minimum(node_scores - top, 0.0) / self.weights.temperature), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
-        probabilities = narrowed(question, view, anchors, probabilities, exclude, opaque, ~opaque & ~unnamed,
+        walked = probabilities
+        probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
                                  ZERO_SHOT_THRESHOLD)
-        probabilities = joined(view, anchors, node_scores, probabilities, opaque, ZERO_SHOT_THRESHOLD)
+        constrained = probabilities
+        probabilities = joined(view, anchors, node_scores, constrained, opaque, ZERO_SHOT_THRESHOLD)
+        chosen_by = ("joined" if probabilities is not constrained else "narrowed" if constrained is not walked
+                     else "walks")
         if self.scoring == "coverage" and anchors:
             probabilities = self._anchor_of_the_kind_asked(text, view, anchors[0], probabilities, exclude)
         # The answer is the end nodes of the best walk signature (probability 1); the rest only inform the LLM.
@@ -349,6 +354,7 @@ class ZeroShotReader:
         reading = _finish(view, found, anchors, probabilities, tiebreak, _best_pairs(found, pair_scores),
                           threshold=ZERO_SHOT_THRESHOLD, model=self.name, exclude=exclude)
         reading.signature_table, reading.signature_scores = table, sig_scores
+        reading.chosen_by = chosen_by
         reading.masked = masked if self.scoring == "coverage" else None
         if table is not None:
             from gretriever_neo4j.reader.confidence import CALIBRATION, answer_evidence, calibrated

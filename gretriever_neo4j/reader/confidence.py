@@ -5,14 +5,17 @@ right or wrong. Here two kinds of evidence make that probability (`AnswerEvidenc
 - the scores of the walks it shortlisted become a softmax (`temperature`); the share of that mass on walks that
   reach the first answer (several walks may) is the answer's support;
 - the named features of the best walk (`signature_weights.FEATURES`: how well the words name it, its hops, round
-  trips, value kind...), which say how the reader came to prefer it.
+  trips, value kind...), which say how the reader came to prefer it;
+- what chose the answer (`Reading.chosen_by`): the walks alone, a constraint the question names (`narrowed`), or a
+  node linked to two anchors (`joined`). An answer a join chose is often reached by walks rated below the best, so
+  its support alone would call it unlikely however often such answers are right.
 A logistic fit turns them into a probability: `slope` on the support's log-odds, `weights` on the standardized
-features, `intercept`. The general fit ships as data (`calibration.json`, written by `train.calibration` on
-answered questions of invented graphs; docs/feedback.md says which and what it measured). `gqa train` fits the
-intercept again on a graph's own answered questions where it has some (`Calibration.refit`). An answer below
-`unsure_below` is shown as unsure, and offered for feedback first; one at `sure_at` or above is shown as sure, a
-mark chosen so that the answers it marks are right about 95% of the time on graphs the fit was not made on
-(docs/feedback.md); between the two only the probability is shown.
+features, `narrowed` and `joined` where they chose the answer, `intercept`. The general fit ships as data
+(`calibration.json`, written by `train.calibration` on answered questions of invented graphs; docs/feedback.md says
+which and what it measured). `gqa train` fits the intercept again on a graph's own answered questions where it
+has some (`Calibration.refit`). An answer below `unsure_below` is shown as unsure, and offered for feedback first;
+one at `sure_at` or above is shown as sure, a mark chosen so that the answers it marks are right about 95% of the
+time on graphs the fit was not made on (docs/feedback.md); between the two only the probability is shown.
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ GENERAL_FILE = Path(__file__).with_name("calibration.json")
 @dataclass(frozen=True)
 class AnswerEvidence:
     """What a reading says for its first answer: the softmax mass of the shortlisted walks that reach it
-    (`support`) and the named features of the best walk (`walk`, in `signature_weights.FEATURES` order)."""
+    (`support`), the named features of the best walk (`walk`, in `signature_weights.FEATURES` order) and what chose
+    it (`chosen_by`)."""
 
     support: float
     walk: tuple[float, ...] = ()
+    chosen_by: str = "walks"  # `Reading.chosen_by`
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,8 @@ class Calibration:
     weights: tuple[float, ...] = ()  # their logistic weights, on features standardized by `means` and `scales`
     means: tuple[float, ...] = ()
     scales: tuple[float, ...] = ()
+    narrowed: float = 0.0  # logistic weight of an answer a constraint the question names chose
+    joined: float = 0.0  # logistic weight of an answer a node linked to two anchors chose
     unsure_below: float = 0.5  # an answer less likely right than this is shown as unsure
     sure_at: float = 0.85  # an answer this likely right or more is shown as sure
     prior_questions: float = 2.0  # `refit`: how many questions' worth the general intercept weighs
@@ -85,6 +92,7 @@ class Calibration:
     def logit(self, evidence: AnswerEvidence, with_intercept: bool = True) -> float:
         """The log-odds that the first answer is right."""
         out = self.slope * float(log_odds(evidence.support)) + (self.intercept if with_intercept else 0.0)
+        out += {"narrowed": self.narrowed, "joined": self.joined}.get(evidence.chosen_by, 0.0)
         if self._columns and len(evidence.walk):
             walk = np.asarray(evidence.walk, dtype=np.float64)[self._columns]
             out += float(np.dot(self.weights, (walk - np.asarray(self.means)) / np.asarray(self.scales)))
@@ -116,8 +124,8 @@ CALIBRATION = Calibration.load(GENERAL_FILE) if GENERAL_FILE.exists() else Calib
 
 def answer_evidence(reading, calibration: Calibration = CALIBRATION) -> AnswerEvidence | None:
     """The evidence of a zero-shot `reading` for its first answer: the softmax mass (`calibration.temperature`) of
-    its shortlisted walks that reach it, and the features of its best-scored walk; None where it has no answer or
-    no scored walk."""
+    its shortlisted walks that reach it, the features of its best-scored walk and what chose it; None where it has
+    no answer or no scored walk."""
     table, scores = reading.signature_table, reading.signature_scores
     if not reading.answers or table is None or scores is None or not len(table.used):
         return None
@@ -132,7 +140,7 @@ def answer_evidence(reading, calibration: Calibration = CALIBRATION) -> AnswerEv
     reaching[walks.pair_sig[walks.pair_node == reading.answers[0]]] = True
     best = ids[int(np.argmax(scores[used]))]
     return AnswerEvidence(float(mass[reaching[used]].sum() / mass.sum()),
-                          tuple(float(v) for v in table.features[best]))
+                          tuple(float(v) for v in table.features[best]), reading.chosen_by)
 
 
 def log_odds(probabilities, floor: float = 1e-4) -> np.ndarray:

@@ -141,8 +141,8 @@ def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, 
     walks (`node_scores`, -inf for nodes that cannot answer) next to an opaque node next to two anchors; else the
     best rated of those next to two anchors, or next to opaque nodes next to them, where the walks rate it within
     `margin` of their best ("which battles did the regiment fight in the war": of the war's battles the regiment
-    fought in, the one a walk that reads the question well reaches; not every node linked to both). Unchanged where
-    there is none."""
+    fought in, the one a walk that reads the question well reaches; not every node linked to both). The same array
+    where there is none."""
     if len(anchors) < 2 or not np.isfinite(node_scores).any():
         return probabilities
     top = float(node_scores[np.isfinite(node_scores)].max())
@@ -176,7 +176,7 @@ def _best_rated(nodes: Sequence[int], node_scores: np.ndarray) -> list[int]:
 def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabilities: np.ndarray,
              exclude: set[int], opaque: np.ndarray, proper: np.ndarray, threshold: float) -> np.ndarray:
     """`probabilities` with the answers (at or above `threshold`, not excluded) that no constraint links put just
-    below the threshold, where a constraint links some of them; else unchanged. `proper`: nodes named by proper
+    below the threshold, where a constraint links some of them; else the same array. `proper`: nodes named by proper
     names (not opaque ids, values or words in lower case)."""
     answers = answers_at(probabilities, threshold, exclude)
     if len(answers) < 2:

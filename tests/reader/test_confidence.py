@@ -93,3 +93,15 @@ def test_a_walk_feature_with_a_weight_moves_the_probability_and_round_trips(tmp_
         Calibration(features=("no such",), weights=(1.0,), means=(0.0,), scales=(1.0,))
     with pytest.raises(ConfigError, match="as long as"):
         Calibration(features=("explained",), weights=(), means=(0.0,), scales=(1.0,))
+
+
+def test_what_chose_the_answer_has_its_own_weight_and_older_fits_load_without_one(tmp_path):
+    join = Calibration(joined=2.0, narrowed=-1.0)
+    walked, joined_answer = AnswerEvidence(0.2), AnswerEvidence(0.2, (), "joined")
+    assert calibrated(joined_answer, join) > calibrated(walked, join)
+    assert calibrated(AnswerEvidence(0.2, (), "narrowed"), join) < calibrated(walked, join)
+    assert calibrated(joined_answer, Calibration()) == pytest.approx(calibrated(walked, Calibration()))
+    join.save(tmp_path / "c.json")
+    assert Calibration.load(tmp_path / "c.json") == join
+    older = {k: v for k, v in join.to_dict().items() if k not in ("joined", "narrowed")}
+    assert Calibration.from_dict(older).joined == 0.0

@@ -58,6 +58,10 @@ def test_the_zero_shot_reader_answers_the_actor_of_the_character_named():
     plain = reader.read("which actor plays in ghost rider", sub, [0], embed(["which actor plays in X"])[0],
                         embed(["which actor plays in ghost rider"])[0])
     assert sorted(sub.node_texts[n] for n in plain.answers) == ["Eva Mendes", "Nicolas Cage"]
+    # the reading says what chose its answer (its confidence weighs it)
+    assert (reading.chosen_by, plain.chosen_by) == ("narrowed", "walks")
+    both = reader.read(question, sub, [0, 5], embed(["which actor plays X in X"])[0], embed([question])[0])
+    assert [sub.node_texts[n] for n in both.answers] == ["Eva Mendes"] and both.chosen_by == "joined"
 
 
 def test_a_performance_next_to_both_anchors_is_the_answer_however_the_walks_rate_it():

@@ -10,7 +10,7 @@ import numpy as np
 from gretriever_neo4j.metrics import expected_calibration_error as ece
 from gretriever_neo4j.reader.confidence import AnswerEvidence, Calibration, calibrated
 from gretriever_neo4j.reader.signature_weights import FEATURES
-from gretriever_neo4j.train.calibration import fit, main
+from gretriever_neo4j.train.calibration import evidence, fit, main
 
 
 def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_on_its_data():
@@ -28,6 +28,26 @@ def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_
     p = np.array([calibrated(AnswerEvidence(s, tuple(w)), calibration) for s, w in zip(support, walk)])
     assert ece(p, right.astype(float)) < 0.06
     assert ece(np.ones(n), right.astype(float)) > 0.3
+
+
+def test_the_fit_weighs_an_answer_a_join_chose_where_such_answers_are_right_more_often_than_their_support_says():
+    rng = np.random.default_rng(3)
+    n = 800
+    support = rng.uniform(0.05, 1.0, n)
+    walk = np.zeros((n, len(FEATURES)))
+    chosen = np.where(rng.uniform(size=n) < 0.25, "joined", "walks")
+    right = rng.uniform(size=n) < np.where(chosen == "joined", 0.9, support)
+    calibration = fit(support, walk, right, chosen=chosen)
+    assert calibration.joined > 1.0 and calibration.narrowed == 0.0  # nothing was narrowed: no weight
+    p = np.array([calibrated(e, calibration) for e in evidence(support, walk, chosen)])
+    assert ece(p, right.astype(float)) < 0.06
+    joins = chosen == "joined"
+    assert abs(p[joins].mean() - right[joins].mean()) < 0.05
+    without = fit(support, walk, right)  # reads joined answers by their support alone: far too unsure of them
+    assert right[joins].mean() - np.mean([calibrated(AnswerEvidence(s), without) for s in support[joins]]) > 0.15
+    # keeping the walk-feature weights of a fit refits only the slope, the intercept and the choices
+    kept = fit(support, walk, right, chosen=chosen, base=calibration, keep_walk_weights=True)
+    assert kept.features == calibration.features and kept.weights == calibration.weights and kept.joined > 1.0
 
 
 def _collected(path, graph: str, rng, n: int = 200) -> None:
