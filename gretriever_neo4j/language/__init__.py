@@ -83,6 +83,11 @@ class Words:
     sexes: Mapping[str, str]
     spelled_out: Mapping[str, str]
     in_law_spelled: Mapping[str, str]
+    sexed_steps: Mapping[str, str]
+    lineage: Mapping[str, str]
+    kin_phrases: Mapping[str, str]
+    sex_relations: frozenset[str]
+    sex_names: Mapping[str, str]
     # names and relation names
     name_abbreviations: Mapping[str, str]
     generational: frozenset[str]
@@ -260,6 +265,11 @@ def load(path: Path = ENGLISH, profiles: Path | None = PROFILES) -> Words:
         sexes=r.mapping("kinship", "sexes"),
         spelled_out=r.mapping("kinship", "spelled_out"),
         in_law_spelled=r.mapping("kinship", "in_law_spelled"),
+        sexed_steps=r.mapping("kinship", "sexed_steps"),
+        lineage=r.mapping("kinship", "lineage"),
+        kin_phrases=r.mapping("kinship", "kin_phrases"),
+        sex_relations=r.set("kinship", "sex_relations"),
+        sex_names=r.mapping("kinship", "sex_names"),
         name_abbreviations=r.mapping("names", "abbreviations"),
         generational=r.set("names", "generational"),
         relation_abbreviations=r.mapping("relation_abbreviations"),

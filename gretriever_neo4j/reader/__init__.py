@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from gretriever_neo4j.reader.constraints import answer_only, answers_at, joined, narrowed
+from gretriever_neo4j.reader.constraints import answer_only, answers_at, joined, narrowed, sexed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
 from gretriever_neo4j.reader.parallel import merged_scores, parallel_into_records
@@ -336,6 +336,9 @@ class ZeroShotReader:
                                      np.exp(np.minimum(node_scores - top, 0.0) / self.weights.temperature), 0.0)
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
+        if anchors:
+            probabilities = sexed(mask_question(strip_topic_markers(question), [view.node_texts[anchors[0]]]), view,
+                                  found, pair_scores, node_scores, probabilities, exclude, ZERO_SHOT_THRESHOLD)
         walked = probabilities
         probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
                                  ZERO_SHOT_THRESHOLD)

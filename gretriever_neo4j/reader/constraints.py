@@ -14,6 +14,9 @@ is next to both anchors ("who did *Johnny Depp* play in *Corpse Bride*"), what t
 answer however they rate it (the character, not the guitar Depp plays). Only nodes the question names in full are
 anchors of a join, not those it mentions in part ("vampire diaries" for "The Vampire Diaries").
 
+A sex the question asks narrows the same way (`sexed`): "what did X's dad do for a living" walks `parents>
+profession>` to both parents' jobs, and only the walks through a parent whose `gender` says male answer.
+
 Pure functions over a `SubgraphView`.
 """
 
@@ -24,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gretriever_neo4j.reader.paths import SubgraphView
+from gretriever_neo4j.reader.paths import SubgraphView, Walks
 from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, strip_topic_markers
 from gretriever_neo4j.retrieval.texts import humanize_relation
@@ -193,3 +196,64 @@ def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabil
     out[sorted(set(answers) - set(linked))] = threshold * 0.99
     return out
 
+
+
+def node_sexes(view: SubgraphView) -> np.ndarray:
+    """Per node, "M" or "F" where a relation saying a person's sex (`gender`, `sex`) links it to a node named as
+    one ("Male", "woman"), else ""."""
+    from gretriever_neo4j.language import WORDS
+    from gretriever_neo4j.retrieval.naming import says_sex
+
+    sexes = np.full(view.num_nodes, "", dtype="<U1")
+    sex_relation = [says_sex(text) for text in view.relation_texts]
+    for src, relation, dst in zip(view.src.tolist(), view.relation.tolist(), view.dst.tolist()):
+        if sex_relation[relation]:
+            sexes[src] = WORDS.sex_names.get(view.node_texts[dst].strip().lower(), sexes[src])
+    return sexes
+
+
+def _walk_of_sexes(walks: Walks, pair: int, chain: str, kin: list[bool], sexes: np.ndarray) -> bool:
+    """Whether some walk of `pair` passes, at each of its family steps, people of the sex `chain` asks there (a
+    person of unknown sex passes); True where its family steps are not as many as the chain's."""
+    signature = walks.signatures[int(walks.pair_sig[pair])]
+    family = [level for level, (relation, _) in enumerate(signature, start=1) if kin[relation]]
+    if len(family) != len(chain):
+        return True
+    asked = {level: sex for level, sex in zip(family, chain) if sex != "-"}
+    frontier = np.asarray([pair], dtype=np.int64)
+    for level in range(len(signature), 0, -1):
+        if level in asked:
+            found = sexes[walks.pair_node[frontier]]
+            frontier = frontier[(found == "") | (found == asked[level])]
+            if not frontier.size:
+                return False
+        to_pair, from_pair, _ = walks.links[level - 1]
+        frontier = np.unique(from_pair[np.isin(to_pair, frontier)])
+        frontier = frontier[frontier >= 0]
+    return True
+
+
+def sexed(masked_question: str, view: SubgraphView, walks: Walks, pair_scores: np.ndarray, node_scores: np.ndarray,
+          probabilities: np.ndarray, exclude: set[int], threshold: float) -> np.ndarray:
+    """`probabilities` with the answers (at or above `threshold`, not excluded) whose best walks pass no person of
+    the sex the question asks at a family step (`kinship.sex_chain` of the question, its anchor masked as X) put
+    just below the threshold, where some answers' walks do; else the same array."""
+    from gretriever_neo4j.reader.kinship import sex_chain
+    from gretriever_neo4j.retrieval.naming import is_family_relation
+
+    chain = sex_chain(masked_question)
+    answers = answers_at(probabilities, threshold, exclude) if chain else []
+    if len(answers) < 2:
+        return probabilities
+    sexes = node_sexes(view)
+    if not sexes.any():
+        return probabilities
+    kin = [is_family_relation(text) for text in view.relation_texts]
+    fits = [a for a in answers
+            if any(_walk_of_sexes(walks, p, chain, kin, sexes)
+                   for p in np.flatnonzero((walks.pair_node == a) & (pair_scores >= node_scores[a])).tolist())]
+    if not fits or len(fits) == len(answers):
+        return probabilities
+    out = probabilities.copy()
+    out[sorted(set(answers) - set(fits))] = threshold * 0.99
+    return out

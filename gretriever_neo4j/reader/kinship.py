@@ -8,6 +8,9 @@ per pair ("married", stored one way per couple) is one relation to a question th
   "grandparents" nearest the one-hop `parent`);
 - `kin_steps`: how many steps along family relations the spelled-out question asks for (two for "parents of
   parents"): a walk of that many family steps is what it asks, not the one-hop walk the same words also name;
+- `sex_chain`: the sex the question asks of the person at each family step ("X's mum's husband": a woman, then a
+  man), so that of the people a walk along sexless relations (`parents`, `child`) reaches, those of the sex asked
+  answer (`constraints.sexed`);
 - `merged_relations`: the relations a question cannot tell apart: the sexes of one role where the question names
   neither ("parents": `is the father of` and `is the mother of`, whose answers together are the parents) and the two
   directions of a relation that holds both ways ("married", "sibling of", "rival of").
@@ -21,7 +24,7 @@ import re
 from collections.abc import Sequence
 
 from gretriever_neo4j.language import WORDS
-from gretriever_neo4j.retrieval.naming import word_lemmas
+from gretriever_neo4j.retrieval.naming import family_steps, is_kin, word_lemmas
 from gretriever_neo4j.retrieval.texts import own_name
 
 # What a kinship word is in the graph's words: the hops, nearest to X first.
@@ -35,6 +38,8 @@ KIN = WORDS.kin
 SEXES = WORDS.sexes
 # A relation that holds both ways, whichever way the graph stored each pair.
 BOTH_WAYS = WORDS.both_ways
+LINEAGE = WORDS.lineage  # "paternal" grandfather: the first step's sex
+KIN_PHRASES = WORDS.kin_phrases
 
 
 def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> str:
@@ -60,10 +65,6 @@ def spell_out_kinship(masked_question: str, relation_texts: Sequence[str]) -> st
             continue
         out.append(spelled if spelled is not None else word)
     return " ".join(out) if out != TOKENS.findall(masked_question.lower()) else masked_question
-
-
-def is_kin(word: str) -> bool:
-    return bool(word_lemmas(word) & KIN)
 
 
 def kin_steps(words: Sequence[str]) -> int:
@@ -98,3 +99,54 @@ def merged_relations(relation_texts: Sequence[str], question_words: Sequence[str
     both = {r for r, text in enumerate(relation_texts)
             if any(word_lemmas(w) & BOTH_WAYS for w in own_name(text).lower().split())}
     return same, both
+
+
+def sex_chain(masked_question: str) -> str:
+    """The sex the question asks of the person at each family step from X, nearest X first ("M", "F" or "-"):
+    "where was X's mum's husband born" -> "FM", "the job of the dad of X's other half" -> "-M" (the words after
+    X's possessive in their order, then those before X from the nearest), "X's paternal grandfather" -> "MM".
+    Words joined by "and" / "or" are one step ("brothers and sisters": either sex). Empty where the question asks
+    no sex, or names X not once."""
+    text = IN_LAW.sub(lambda m: f"{m.group(1)}-in-law", masked_question.lower())
+    for phrase, kin in KIN_PHRASES.items():
+        text = re.sub(rf"\b{re.escape(phrase)}\b", kin, text)
+    before, after, side = [], [], None
+    lineage, joined, greats = None, False, 0
+    for token in TOKENS.findall(text):
+        if re.sub(r"'s?$", "", token) == "x":
+            if side is not None:
+                return ""
+            side = after
+            lineage = None
+            continue
+        items = after if side is not None else before
+        if token in LINEAGE:
+            lineage = LINEAGE[token]
+            continue
+        if token in ("great", "great-"):
+            greats += 1
+            continue
+        if token in ("and", "or") and items and items[-1] is not None:
+            joined = True
+            continue
+        steps = family_steps(token)
+        if steps is None:
+            if items and items[-1] is not None and not token.isalnum():
+                items.append(None)  # punctuation ends a run of family words
+            joined = False
+            continue
+        if lineage is not None:
+            steps, lineage = lineage + steps[1:], None
+        if greats:
+            steps, greats = "-" * greats + steps, 0
+        if joined and items and items[-1] is not None and len(items[-1]) == len(steps):
+            items[-1] = "".join(a if a == b else "-" for a, b in zip(items[-1], steps))
+        elif joined:
+            return ""
+        else:
+            items.append(steps)
+        joined = False
+    if side is None:
+        return ""
+    chain = "".join(i for i in after if i) + "".join(i for i in reversed(before) if i)
+    return chain if chain.strip("-") else ""

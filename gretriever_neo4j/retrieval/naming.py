@@ -216,3 +216,41 @@ def name_overlap(name: str, question_words: Sequence[str]) -> float:
     if not content:
         return 0.0
     return sum(any(says_word(w, t) or word_lemmas(t) & word_lemmas(w) for w in words) for t in content) / len(content)
+
+
+def is_kin(word: str) -> bool:
+    """Whether the word is a family word ("parents", "married", "wife"): a step along a relation it names is a
+    family step."""
+    return bool(word_lemmas(word) & WORDS.kin)
+
+
+def is_family_relation(relation_text: str) -> bool:
+    """Whether a word of the relation's own name is a family word (`people.person.parents`, `child`, `spouse`)."""
+    return any(is_kin(w) for w in own_name(relation_text).lower().split())
+
+
+def says_sex(relation_text: str) -> bool:
+    """Whether the relation says a person's sex (`gender`, `sex`, `people.person.gender`)."""
+    return bool(set(own_name(relation_text).lower().split()) & WORDS.sex_relations)
+
+
+def family_steps(word: str) -> str | None:
+    """The sex a family word asks of the person at each of its steps, nearest X first ("M", "F", "-" for either:
+    "grandfather" -> "-M", "great-grandmother" -> "--F", "daughters" -> "F"); None for a word that is no family
+    word."""
+    word = re.sub(r"'s?$", "", word)
+    greats = 0
+    while word.startswith("great"):
+        word, greats = word.removeprefix("great-").removeprefix("great"), greats + 1
+    steps = WORDS.sexed_steps
+    found = steps.get(word)
+    if found is None:
+        found = next((steps[lemma] for lemma in word_lemmas(word) if lemma in steps), None)
+    if found is None or (greats and not found.startswith("-")):
+        return None
+    return "-" * greats + found
+
+
+def asks_a_sex(question: str) -> bool:
+    """Whether the question says a family word of one sex ("dad", "daughters", "paternal grandmother")."""
+    return any(set(family_steps(w) or "") & {"M", "F"} for w in re.findall(r"[\w'-]+", question.lower()))

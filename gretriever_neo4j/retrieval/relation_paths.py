@@ -433,6 +433,36 @@ def retrieve_paths(source, seeds: np.ndarray, question_vector: np.ndarray, relat
                          relation_texts=texts_of, timings_ms={"paths": (time.perf_counter() - started) * 1000})
 
 
+def with_sexes(source, nodes: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`nodes` and `edges` with the edges saying the sex (`gender`, `sex`) of the people the family edges among
+    `edges` link, and the nodes they lead to: "what did X's dad do" walks `parents>` to both parents, and which is
+    the father only their `gender` says (`reader.constraints.sexed`)."""
+    from gretriever_neo4j.retrieval.naming import is_family_relation, says_sex
+
+    if not edges.size:
+        return nodes, edges
+    head, relation, tail = source.triples(edges)
+    kinds = np.unique(relation)
+    family = kinds[[is_family_relation(t) for t in source.relation_texts(kinds)]]
+    kin = np.isin(relation, family)
+    people = np.unique(np.concatenate([head[kin], tail[kin]]))
+    if not people.size:
+        return nodes, edges
+    incident = source.incident(people)
+    outgoing = incident.edge[incident.outgoing]
+    if not outgoing.size:
+        return nodes, edges
+    _, said, values = source.triples(outgoing)
+    kinds = np.unique(said)
+    sexed = kinds[[says_sex(t) for t in source.relation_texts(kinds)]]
+    keep = np.isin(said, sexed) & ~np.isin(outgoing, edges)
+    if not keep.any():
+        return nodes, edges
+    more = list(dict.fromkeys(values[keep].tolist()))
+    return (np.concatenate([nodes, np.asarray([n for n in more if n not in set(nodes.tolist())], dtype=np.int64)]),
+            np.concatenate([edges, outgoing[keep]]))
+
+
 class PathRetriever:
     """Zero-shot retrieval over a graph source: link the question's entities, beam over relation paths, return
     the paper's `RetrievalResult` (what every reader and generator consumes). `embed(texts) -> (n, d)` is the
@@ -479,6 +509,7 @@ class PathRetriever:
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
         from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.linking import mask_question
+        from gretriever_neo4j.retrieval.naming import asks_a_sex
         from gretriever_neo4j.retrieval.pcst import Selection
         from gretriever_neo4j.retrieval.textualize import textualize
 
@@ -498,7 +529,10 @@ class PathRetriever:
                                named=named)
         timings.update(found.timings_ms)
         started = time.perf_counter()
-        candidate = self.source.candidate_graph(found.nodes, found.edges)
+        nodes, edges = found.nodes, found.edges
+        if asks_a_sex(masked):
+            nodes, edges = with_sexes(self.source, nodes, edges)
+        candidate = self.source.candidate_graph(nodes, edges)
         selection = Selection(node_indices=np.arange(candidate.num_nodes, dtype=np.int64),
                               edge_indices=np.arange(candidate.num_edges, dtype=np.int64),
                               node_prizes=np.zeros(candidate.num_nodes), edge_prizes=np.zeros(candidate.num_edges),

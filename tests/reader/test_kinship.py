@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gretriever_neo4j.reader.kinship import kin_steps, merged_relations, spell_out_kinship
+from gretriever_neo4j.reader.kinship import kin_steps, merged_relations, sex_chain, spell_out_kinship
 
 from toy_kg import answers, view_of
 
@@ -112,3 +112,40 @@ def test_family_words_as_people_say_them(family, embedder):
     assert ask(family, embedder, "who was Silas Scarrow's mum", "Silas Scarrow") == ["Susannah Harrow"]
     assert ask(family, embedder, "who is Silas Scarrow's other half", "Silas Scarrow") == ["Drusilla Quell"]
     assert ask(family, embedder, "where was Silas Scarrow's dad born", "Silas Scarrow") == ["Hemmingvale"]
+
+
+def test_the_sex_asked_at_each_family_step_nearest_x_first():
+    assert sex_chain("where was X's mum's husband born") == "FM"
+    assert sex_chain("What was the job of the dad of X's other half?") == "-M"  # X's spouse, then that one's father
+    assert sex_chain("who is the father of X's father") == "MM"
+    assert sex_chain("who was X's paternal grandfather") == "MM"
+    assert sex_chain("maternal grandfather of X") == "FM"
+    assert sex_chain("In which town was X's father-in-law born?") == "-M"
+    assert sex_chain("X great grandmother") == "--F"
+    assert sex_chain("who were the daughters of X") == "F"
+    # no sex asked, both sexes asked of one step, no X or two: nothing
+    assert sex_chain("who were X's grandparents") == ""
+    assert sex_chain("who did X's brothers and sisters marry") == ""
+    assert sex_chain("what did X invent") == ""
+    assert sex_chain("who is the father of Silas") == ""
+
+
+# parents stored without their sex (`parents`); the sex is a `gender` edge
+SEXLESS = [("Ada Thorne", "parents", "Hugh Thorne"), ("Ada Thorne", "parents", "Mary Vale"),
+           ("Hugh Thorne", "gender", "Male"), ("Mary Vale", "gender", "Female"),
+           ("Hugh Thorne", "profession", "Astronomer"), ("Mary Vale", "profession", "Jurist"),
+           ("Hugh Thorne", "spouse", "Mary Vale"), ("Ada Thorne", "gender", "Female")]
+
+
+def test_a_sex_asked_keeps_the_answers_reached_through_people_of_that_sex(embedder):
+    from gretriever_neo4j.reader.constraints import node_sexes
+
+    view = view_of(SEXLESS, embedder)
+    sexes = node_sexes(view)
+    assert sexes[view.node_texts.index("Hugh Thorne")] == "M" and sexes[view.node_texts.index("Mary Vale")] == "F"
+    assert sexes[view.node_texts.index("Astronomer")] == ""
+    assert sorted(ask(view, embedder, "what is the profession of Ada Thorne's parents", "Ada Thorne")) == \
+        ["Astronomer", "Jurist"]
+    assert ask(view, embedder, "what is the profession of Ada Thorne's dad", "Ada Thorne") == ["Astronomer"]
+    assert ask(view, embedder, "what is the profession of Ada Thorne's mother", "Ada Thorne") == ["Jurist"]
+    assert ask(view, embedder, "who is Ada Thorne's mum", "Ada Thorne") == ["Mary Vale"]

@@ -12,6 +12,7 @@ import pytest
 from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader import ZeroShotReader, read, reader_input
 from gretriever_neo4j.retrieval.kg import KnowledgeGraph
+from gretriever_neo4j.retrieval.learned import as_source
 from gretriever_neo4j.retrieval.relation_paths import (
     BACKWARD,
     FORWARD,
@@ -22,6 +23,7 @@ from gretriever_neo4j.retrieval.relation_paths import (
     categorical_steps,
     kg_relation_values,
     signature_scores,
+    with_sexes,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reader"))
@@ -263,3 +265,35 @@ def test_the_subgraph_does_not_depend_on_how_the_graph_is_numbered(embedder):
     assert 3 < len(first[0]) < 20 and first[1]  # the caps bind: not every guild is kept
     for _ in range(3):
         assert subgraph(rng.permutation(len(triples))) == first
+
+
+def test_a_question_asking_a_sex_brings_the_sex_of_the_people_on_family_edges(embedder):
+    """"what did X's dad do" walks `parents>` to both parents; only their `gender` edges tell the father, so the
+    subgraph holds them (and the reader answers through the father alone)."""
+    family = KnowledgeGraph.from_triples([
+        ("Ada Thorne", "parents", "Hugh Thorne"), ("Ada Thorne", "parents", "Mary Vale"),
+        ("Hugh Thorne", "profession", "Astronomer"), ("Mary Vale", "profession", "Jurist"),
+        ("Hugh Thorne", "gender", "Male"), ("Mary Vale", "gender", "Female"),
+        ("Ada Thorne", "gender", "Female"), ("Hugh Thorne", "born in", "Wenlow")]).embedded(embedder.embed)
+    retriever = PathRetriever(family, embedder.embed)
+
+    def asked(question: str):
+        result = retriever.retrieve(question, embedder.embed([question])[0])
+        item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+        reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
+                       embedder.embed([question])[0])
+        return set(result.subgraph.node_keys), [item.view.node_texts[n] for n in reading.answers]
+
+    nodes, answers = asked("what is the profession of Ada Thorne's father")
+    assert {"Male", "Female"} <= nodes and answers == ["Astronomer"]
+    nodes, answers = asked("what is the profession of Ada Thorne's parents")  # no sex asked
+    assert sorted(answers) == ["Astronomer", "Jurist"]
+    # what the beam chose (the family and profession edges) gains the people's gender edges, not other edges
+    source = as_source(family)
+    ids = {family.node_keys[i]: i for i in range(family.num_nodes)}
+    chosen = np.asarray([0, 1, 2, 3])
+    nodes, edges = with_sexes(source, np.asarray([ids[k] for k in ("Ada Thorne", "Hugh Thorne", "Mary Vale",
+                                                                     "Astronomer", "Jurist")]), chosen)
+    assert sorted(edges.tolist()) == [0, 1, 2, 3, 4, 5, 6]  # not `born in`
+    assert {family.node_keys[n] for n in nodes} >= {"Male", "Female"}
+    assert with_sexes(source, nodes[:1], np.asarray([2]))[1].tolist() == [2]  # no family edge: nothing added
