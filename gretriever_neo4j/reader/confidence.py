@@ -57,7 +57,7 @@ class Calibration:
     narrowed: float = 0.0  # logistic weight of an answer a constraint the question names chose
     joined: float = 0.0  # logistic weight of an answer a node linked to two anchors chose
     unsure_below: float = 0.5  # an answer less likely right than this is shown as unsure
-    sure_at: float = 0.85  # an answer this likely right or more is shown as sure
+    sure_at: float = 0.9  # an answer this likely right or more is shown as sure
     prior_questions: float = 2.0  # `refit`: how many questions' worth the general intercept weighs
 
     def __post_init__(self):
