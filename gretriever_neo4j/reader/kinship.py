@@ -111,7 +111,7 @@ def sex_chain(masked_question: str) -> str:
     for phrase, kin in KIN_PHRASES.items():
         text = re.sub(rf"\b{re.escape(phrase)}\b", kin, text)
     before, after, side = [], [], None
-    lineage, joined, greats = None, False, 0
+    lineage, said_with_and, greats = None, False, 0
     for token in TOKENS.findall(text):
         if re.sub(r"'s?$", "", token) == "x":
             if side is not None:
@@ -127,25 +127,25 @@ def sex_chain(masked_question: str) -> str:
             greats += 1
             continue
         if token in ("and", "or") and items and items[-1] is not None:
-            joined = True
+            said_with_and = True
             continue
         steps = family_steps(token)
         if steps is None:
             if items and items[-1] is not None and not token.isalnum():
                 items.append(None)  # punctuation ends a run of family words
-            joined = False
+            said_with_and = False
             continue
-        if lineage is not None:
-            steps, lineage = lineage + steps[1:], None
         if greats:
             steps, greats = "-" * greats + steps, 0
-        if joined and items and items[-1] is not None and len(items[-1]) == len(steps):
+        if lineage is not None:
+            steps, lineage = lineage + steps[1:], None
+        if said_with_and and items and items[-1] is not None and len(items[-1]) == len(steps):
             items[-1] = "".join(a if a == b else "-" for a, b in zip(items[-1], steps))
-        elif joined:
+        elif said_with_and:
             return ""
         else:
             items.append(steps)
-        joined = False
+        said_with_and = False
     if side is None:
         return ""
     chain = "".join(i for i in after if i) + "".join(i for i in reversed(before) if i)

@@ -122,6 +122,7 @@ def test_the_sex_asked_at_each_family_step_nearest_x_first():
     assert sex_chain("maternal grandfather of X") == "FM"
     assert sex_chain("In which town was X's father-in-law born?") == "-M"
     assert sex_chain("X great grandmother") == "--F"
+    assert sex_chain("X's paternal great grandfather") == "M-M"  # X's father, a parent of his, that one's father
     assert sex_chain("who were the daughters of X") == "F"
     # no sex asked, both sexes asked of one step, no X or two: nothing
     assert sex_chain("who were X's grandparents") == ""
