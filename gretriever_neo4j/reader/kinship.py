@@ -33,8 +33,7 @@ TOKENS = re.compile(r"[\w'-]+|[^\w\s]")  # words (with their possessive and hyph
 IN_LAW = re.compile(r"\b(father|mother|parent|son|daughter)s?[- ]in[- ]laws?\b")
 # said in the possessive's order, nearest to X first: "X's father-in-law" is X's spouse's father
 IN_LAW_SPELLED = WORDS.in_law_spelled
-# The words of family relations, neutral (a step along any of them is a family step) and by sex.
-KIN = WORDS.kin
+# A family word said by sex, and the role it is one sex of ("father" -> parent).
 SEXES = WORDS.sexes
 # A relation that holds both ways, whichever way the graph stored each pair.
 BOTH_WAYS = WORDS.both_ways
