@@ -42,6 +42,16 @@ def answers_at(probabilities: np.ndarray, threshold: float, exclude: set[int]) -
     return [i for i in np.flatnonzero(probabilities >= threshold).tolist() if i not in exclude]
 
 
+def kept_only(probabilities: np.ndarray, answers: Sequence[int], kept: Sequence[int], threshold: float) -> np.ndarray:
+    """`probabilities` with the `answers` not `kept` put just below `threshold`, where some but not all are kept;
+    else the same array (a narrowing that would keep none or all changes nothing)."""
+    if not kept or len(kept) == len(answers):
+        return probabilities
+    out = probabilities.copy()
+    out[sorted(set(answers) - set(kept))] = threshold * 0.99
+    return out
+
+
 def answer_only(probabilities: np.ndarray, nodes: Sequence[int], threshold: float) -> np.ndarray:
     """`probabilities` with `nodes` the whole answer: theirs 1, every other node's at most just below `threshold`."""
     out = np.minimum(probabilities, threshold * 0.99)
@@ -190,11 +200,7 @@ def narrowed(question: str, view: SubgraphView, anchors: Sequence[int], probabil
     constraints += [n for n in said_nodes(question, view, set(anchors) | set(answers), skip, opaque)
                     if n not in constraints]
     linked = linked_answers(view, answers, constraints, opaque)
-    if not linked or len(linked) == len(answers):
-        return probabilities
-    out = probabilities.copy()
-    out[sorted(set(answers) - set(linked))] = threshold * 0.99
-    return out
+    return kept_only(probabilities, answers, linked, threshold)
 
 
 
@@ -252,8 +258,4 @@ def sexed(masked_question: str, view: SubgraphView, walks: Walks, pair_scores: n
     fits = [a for a in answers
             if any(_walk_of_sexes(walks, p, chain, kin, sexes)
                    for p in np.flatnonzero((walks.pair_node == a) & (pair_scores >= node_scores[a])).tolist())]
-    if not fits or len(fits) == len(answers):
-        return probabilities
-    out = probabilities.copy()
-    out[sorted(set(answers) - set(fits))] = threshold * 0.99
-    return out
+    return kept_only(probabilities, answers, fits, threshold)
