@@ -202,7 +202,7 @@ class ZeroShotReader:
         (`reader.confidence`; the general one by default); `walk_encoder` a `walk_encoder.WalkEncoder` whose
         similarity is the walk feature `tuned_reading` (none: that feature is 0, the hand-set reader);
         `hop_reader` a `hop_reading.HopReader` whose reading of the hops asked is the walk feature `hop_reading`
-        (none: 0)."""
+        and, where it has a value head, of a number or date asked `value_reading` (none: 0)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -244,6 +244,10 @@ class ZeroShotReader:
         value = np.asarray([is_a_value(t) for t in view.node_texts], dtype=bool)
         unnamed = value | np.asarray([is_a_common_noun(t) for t in view.node_texts], dtype=bool)
         parallel = table = None
+        # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
+        # ("director", a tag), and masking it would hide the very word the question asks with.
+        text = strip_topic_markers(question)
+        anchor_masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
         if self.scoring == "coverage":
             from gretriever_neo4j.reader.coverage import coverage_features, scores_of
             from gretriever_neo4j.reader.kinship import spell_out_kinship
@@ -258,11 +262,7 @@ class ZeroShotReader:
             )
             from gretriever_neo4j.retrieval.naming import holds_word
 
-            # Masked by the first (best linked) anchor only: a KG may also hold a node named like the relation
-            # ("director", a tag), and masking it would hide the very word the question asks with.
-            text = strip_topic_markers(question)
-            masked = mask_question(text, [view.node_texts[anchors[0]]]) if anchors else text
-            masked = untitled(plain_words(spell_out_kinship(masked, view.relation_texts)))
+            masked = untitled(plain_words(spell_out_kinship(anchor_masked, view.relation_texts)))
             place = np.zeros(view.num_nodes, dtype=bool)
             if view.num_edges:
                 place[view.dst[place_relations(view.relation_texts, self.texts)[view.relation]]] = True
@@ -281,10 +281,11 @@ class ZeroShotReader:
             masked_unit = self.texts([masked])[0]
             remembered = (self.lexicon.remembered(masked_unit, found.signatures, view.relation_texts, self.texts)
                           if self.lexicon is not None else None)
+            value_ends = _ending_all_in(found, value)
             table = coverage_features(masked, masked_unit, found.signatures, view.relation_texts,
                                       self.texts, weights=self.weights, ways_through=lands_opaque,
                                       categorical=view.categorical,
-                                      value_ends=_ending_all_in(found, value),
+                                      value_ends=value_ends,
                                       unnamed_ends=_ending_all_in(found, unnamed),
                                       place_ends=_ending_all_in(found, place),
                                       kind_named_ends=(_ending_mostly_in(found, kind_named) if kind_named.any()
@@ -310,6 +311,10 @@ class ZeroShotReader:
                 from gretriever_neo4j.reader.hop_reading import add_hop_reading
 
                 add_hop_reading(self.hop_reader, table, masked)
+            if self.hop_reader is not None and self.weights.value_reading != 0:
+                from gretriever_neo4j.reader.hop_reading import add_value_reading
+
+                add_value_reading(self.hop_reader, table, masked, value_ends)
             sig_scores = scores_of(table, self.weights, len(found.signatures))
             parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
@@ -337,8 +342,8 @@ class ZeroShotReader:
         else:  # no walk leaves the anchors: fall back on similarity alone
             probabilities = np.zeros(view.num_nodes)
         if anchors:
-            probabilities = sexed(mask_question(strip_topic_markers(question), [view.node_texts[anchors[0]]]), view,
-                                  found, pair_scores, node_scores, probabilities, exclude, ZERO_SHOT_THRESHOLD)
+            probabilities = sexed(anchor_masked, view, found, pair_scores, node_scores, probabilities, exclude,
+                                  ZERO_SHOT_THRESHOLD)
         walked = probabilities
         probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
                                  ZERO_SHOT_THRESHOLD)

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gretriever_neo4j.reader.paths import SubgraphView, Walks
+from gretriever_neo4j.reader.paths import SubgraphView, Walks, step_back
 from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, strip_topic_markers
 from gretriever_neo4j.retrieval.texts import humanize_relation
@@ -233,9 +233,7 @@ def _walk_of_sexes(walks: Walks, pair: int, chain: str, kin: list[bool], sexes: 
             frontier = frontier[(found == "") | (found == asked[level])]
             if not frontier.size:
                 return False
-        to_pair, from_pair, _ = walks.links[level - 1]
-        frontier = np.unique(from_pair[np.isin(to_pair, frontier)])
-        frontier = frontier[frontier >= 0]
+        frontier, _ = step_back(walks, level, frontier)
     return True
 
 

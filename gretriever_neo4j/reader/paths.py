@@ -276,6 +276,15 @@ def walks(view: SubgraphView, anchors: Sequence[int], max_hops: int = 3, max_pai
                  links=links, level_start=np.asarray(starts, dtype=np.int64))
 
 
+def step_back(walks: Walks, level: int, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the pairs one level nearer the anchors that lead to the pairs `frontier` of 1-based `level`, the edges
+    taken): one step of following walks back (none before level 1: anchors)."""
+    to_pair, from_pair, edge = walks.links[level - 1]
+    hit = np.isin(to_pair, frontier)
+    previous = np.unique(from_pair[hit])
+    return previous[previous >= 0], edge[hit]
+
+
 def evidence_edges(walks: Walks, pairs: Sequence[int], max_edges: int = 64) -> list[int]:
     """The edges of the walks that lead to the given pairs (back to the anchors), nearest the answer last,
     at most `max_edges` (the walks of earlier pairs first)."""
@@ -285,11 +294,8 @@ def evidence_edges(walks: Walks, pairs: Sequence[int], max_edges: int = 64) -> l
         level = int(np.searchsorted(walks.level_start, int(pair), side="right"))  # 1-based level of the pair
         collected: list[int] = []
         while level >= 1 and frontier.size:
-            to_pair, from_pair, edge = walks.links[level - 1]
-            hit = np.isin(to_pair, frontier)
-            collected.extend(edge[hit].tolist())
-            frontier = np.unique(from_pair[hit])
-            frontier = frontier[frontier >= 0]
+            frontier, edges = step_back(walks, level, frontier)
+            collected.extend(edges.tolist())
             level -= 1
         for edge in reversed(collected):
             if len(chosen) >= max_edges:

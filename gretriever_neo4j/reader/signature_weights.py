@@ -60,6 +60,9 @@ FEATURES: dict[str, str] = {
                      "graphs (`reader.walk_encoder`; its few best walks by the other features only)",
     "hop_reading": "log of the probability that the question asks the walk's hop count (1, 2, 3 or more), under "
                    "the hop reader trained across graphs (`reader.hop_reading`)",
+    "value_reading": "log of the probability that the question asks for a number or date where the walk ends on "
+                     "numbers or dates only, of the probability that it does not otherwise (the hop reader's value "
+                     "head, `reader.hop_reading`)",
 }
 
 
@@ -103,6 +106,7 @@ class SignatureWeights:
     remembered: float = 2.0
     tuned_reading: float = 4.0
     hop_reading: float = 0.15
+    value_reading: float = 0.2
     temperature: float = 0.05
     shortlist: int = 24
 
