@@ -305,7 +305,9 @@ def beam_paths(seeds: np.ndarray, incident: Callable, triples: Callable, opaque:
 def realisation(beam: PathBeam, p: int, limit: int, named_only: Callable[[np.ndarray], np.ndarray] | None = None
                 ) -> list[int]:
     """The edges of the walks along path `p` from the seeds (at most `limit`, whole walks first: each end pair's
-    walk back to a seed is taken before the next one's)."""
+    walk back to a seed is taken before the next one's). One walk connects an end; a one-step path keeps the edge
+    from every seed that reaches the end, since only all of them say that it is shared ("which cables do A and B
+    both invest in": the cable both `<consortium member` edges reach)."""
     level = beam.level_of.get(p)
     if level is None:
         return []
@@ -315,6 +317,15 @@ def realisation(beam: PathBeam, p: int, limit: int, named_only: Callable[[np.nda
     if named_only is not None and ends.size:
         named = ~np.asarray(named_only(lv.node[ends]), dtype=bool)
         ends = np.concatenate([ends[named], ends[~named]])
+    if level == 0:
+        order = np.argsort(lv.to_pair, kind="stable")
+        bounds = np.searchsorted(lv.to_pair[order], np.stack([ends, ends + 1]))
+        for start, stop in bounds.T.tolist():
+            new = [e for e in dict.fromkeys(lv.edge[order[start:stop]].tolist()) if e not in chosen]
+            if len(chosen) + len(new) > limit:
+                break
+            chosen.update(dict.fromkeys(new))
+        return list(chosen)
     firsts = [(beam.levels[back].first_entry, beam.levels[back].edge, beam.levels[back].from_pair)
               for back in range(level, -1, -1)]
     for end in ends.tolist():

@@ -297,3 +297,24 @@ def test_a_question_asking_a_sex_brings_the_sex_of_the_people_on_family_edges(em
     assert sorted(edges.tolist()) == [0, 1, 2, 3, 4, 5, 6]  # not `born in`
     assert {family.node_keys[n] for n in nodes} >= {"Male", "Female"}
     assert with_sexes(source, nodes[:1], np.asarray([2]))[1].tolist() == [2]  # no family edge: nothing added
+
+
+def test_what_two_named_things_share_one_step_away_keeps_the_edge_from_each(embedder):
+    """"which cables do A and B both invest in": the cable both `<consortium member` edges reach is the answer,
+    and only the subgraph holding both edges shows it (the reader joins on them)."""
+    triples = [("Starfathom Cable", "consortium member", "Rhondel Mobile"),
+               ("Starfathom Cable", "consortium member", "Tallowmere Telecom"),
+               ("Silverkelp Cable", "consortium member", "Rhondel Mobile"),
+               ("Ironreef Cable", "consortium member", "Rhondel Mobile"),
+               ("Halcyon Link", "consortium member", "Tallowmere Telecom"),
+               ("Rhondel Mobile", "headquarters", "Port Ellarin"), ("Tallowmere Telecom", "headquarters", "Velloway")]
+    kg = KnowledgeGraph.from_triples(triples).embedded(embedder.embed)
+    question = "which cables are Rhondel Mobile and Tallowmere Telecom both consortium members of"
+    result = PathRetriever(kg, embedder.embed).retrieve(question, embedder.embed([question])[0])
+    keys = result.subgraph.node_keys
+    held = {(keys[e.src], keys[e.dst]) for e in result.subgraph.edges}
+    assert {("Starfathom Cable", "Rhondel Mobile"), ("Starfathom Cable", "Tallowmere Telecom")} <= held
+    item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
+                   embedder.embed([question])[0])
+    assert [item.view.node_texts[n] for n in reading.answers] == ["Starfathom Cable"]
