@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from gretriever_neo4j.reader.constraints import answer_only, answers_at, joined, narrowed, sexed
+from gretriever_neo4j.reader.constraints import answer_only, answers_at, chosen_among, joined, narrowed, sexed
 from gretriever_neo4j.reader.features import build_example
 from gretriever_neo4j.reader.model import answer_set, load_reader, predict_logits, sigmoid
 from gretriever_neo4j.reader.parallel import merged_scores, parallel_into_records
@@ -31,6 +31,7 @@ from gretriever_neo4j.reader.paths import (
 )
 from gretriever_neo4j.reader.tuning import TUNING
 from gretriever_neo4j.retrieval.linking import STOP_WORDS, analyzer_tokens, mask_question, strip_topic_markers
+from gretriever_neo4j.retrieval.naming import offered_names
 
 ZERO_SHOT_THRESHOLD = TUNING.answer_threshold  # answers: the nodes the best walk signature reaches
 # Answers the walks rate alike are ordered by their similarity to the question plus this times log(1 + their
@@ -230,6 +231,9 @@ class ZeroShotReader:
 
         config = PathConfig()
         anchors = list(anchors)
+        offered = offered_names(question, view.node_texts)
+        if set(anchors) - set(offered):  # "is X male or female": the answer is one of them, X what it is about
+            anchors = [a for a in anchors if a not in offered]
         found = walks(view, anchors, self.max_hops) if anchors else walks(view, [], 1)
         opaque = np.asarray([is_opaque(t) for t in view.node_texts], dtype=bool)
         # a step (relation, direction) leads to opaque nodes when most edges of that relation do so
@@ -328,7 +332,8 @@ class ZeroShotReader:
                         + config.baseline_margin)
             sig_scores = signature_scores(found.signatures, relation_similarity, lands_opaque, baseline, config)
         pair_scores = sig_scores[found.pair_sig] if found.num_pairs else np.zeros(0)
-        exclude = set(anchors) | set(named_nodes(question, view.node_texts)) | set(np.flatnonzero(opaque).tolist())
+        exclude = (set(anchors) | (set(named_nodes(question, view.node_texts)) - set(offered))
+                   | set(np.flatnonzero(opaque).tolist()))
         node_scores = np.full(view.num_nodes, -np.inf)
         if found.num_pairs:
             np.maximum.at(node_scores, found.pair_node, pair_scores)
@@ -345,10 +350,14 @@ class ZeroShotReader:
             probabilities = sexed(anchor_masked, view, found, pair_scores, node_scores, probabilities, exclude,
                                   ZERO_SHOT_THRESHOLD)
         walked = probabilities
-        probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
-                                 ZERO_SHOT_THRESHOLD)
+        probabilities = chosen_among(offered, node_scores, walked, ZERO_SHOT_THRESHOLD)
+        offered_chosen = probabilities is not walked  # a choice the question offers is counted as a constraint
+        if not offered_chosen:
+            probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
+                                     ZERO_SHOT_THRESHOLD)
         constrained = probabilities
-        probabilities = joined(view, anchors, node_scores, constrained, opaque, ZERO_SHOT_THRESHOLD)
+        if not offered_chosen:
+            probabilities = joined(view, anchors, node_scores, constrained, opaque, ZERO_SHOT_THRESHOLD)
         chosen_by = ("joined" if probabilities is not constrained else "narrowed" if constrained is not walked
                      else "walks")
         if self.scoring == "coverage" and anchors:

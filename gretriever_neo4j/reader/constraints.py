@@ -178,6 +178,16 @@ def joined(view: SubgraphView, anchors: Sequence[int], node_scores: np.ndarray, 
     return answer_only(probabilities, both, threshold)
 
 
+def chosen_among(offered: Sequence[int], node_scores: np.ndarray, probabilities: np.ndarray,
+                 threshold: float) -> np.ndarray:
+    """`probabilities` with the answer the best rated by the walks of the nodes the question offers as a choice
+    (`retrieval.naming.offered_names`: "is X male or female"), where a walk reaches one; else the same array."""
+    reached = [int(n) for n in offered if np.isfinite(node_scores[n])]
+    if not reached:
+        return probabilities
+    return answer_only(probabilities, _best_rated(reached, node_scores), threshold)
+
+
 def _best_rated(nodes: Sequence[int], node_scores: np.ndarray) -> list[int]:
     """The nodes of `nodes` the walks rate best (all of them where they tie), in id order; none of none."""
     if not nodes:

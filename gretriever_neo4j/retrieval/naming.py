@@ -254,3 +254,52 @@ def family_steps(word: str) -> str | None:
 def asks_a_sex(question: str) -> bool:
     """Whether the question says a family word of one sex ("dad", "daughters", "paternal grandmother")."""
     return any(set(family_steps(w) or "") & {"M", "F"} for w in re.findall(r"[\w'-]+", question.lower()))
+
+
+def offered_names(question: str, names: Sequence[str], longest: int = 3) -> list[int]:
+    """The names the question offers as a choice: names of at most `longest` words in a list that ends in "or"
+    ("is X male or female", "a red or a white grape", "a mammal, bird, reptile or amphibian": the names before the
+    last one each followed by a comma, an article before any name allowed), where two or more of its names are
+    among `names`, or one of a list of three or more. The answer is one of them, so they are neither what the
+    question is about nor left out of the answers. Indices into `names`."""
+    from gretriever_neo4j.retrieval.linking import STOP_WORDS, strip_topic_markers
+
+    articles = WORDS.articles
+    words = re.findall(r"\w+|,", strip_topic_markers(question).lower())
+    if "or" not in words:
+        return []
+    spans: dict[tuple[int, int], list[int]] = {}
+    for i, text in enumerate(names):
+        tokens = re.findall(r"\w+", text.lower())
+        if not tokens or len(tokens) > longest or all(t in STOP_WORDS for t in tokens):
+            continue
+        n = len(tokens)
+        for start in range(len(words) - n + 1):
+            if words[start:start + n] == tokens:
+                spans.setdefault((start, start + n), []).append(i)
+
+    def after_article(at: int) -> int:
+        return at + 1 if at < len(words) and words[at] in articles else at
+
+    def named_before(end: int) -> tuple[int, int] | None:
+        return min((span for span in spans if span[1] == end), default=None)  # the longest name ending there
+
+    out: set[int] = set()
+    for k, word in enumerate(words):
+        if word != "or" or k == 0:
+            continue
+        start = after_article(k + 1)
+        items = [max((span for span in spans if span[0] == start), key=lambda span: span[1],
+                     default=(start, start + 1))]
+        end = k
+        while end > 0 and words[end - 1] not in (",", "or"):  # an item: a name, or else one word
+            item = named_before(end) or (end - 1, end)
+            items.append(item)
+            begin = item[0] - (item[0] > 0 and words[item[0] - 1] in articles)
+            if begin == 0 or words[begin - 1] != ",":
+                break
+            end = begin - 1
+        named = [span for span in items if span in spans]
+        if len(named) >= 2 or (named and len(items) >= 3):  # "husband or wife" and a node "Wife" is no choice
+            out.update(i for span in named for i in spans[span])
+    return sorted(out)

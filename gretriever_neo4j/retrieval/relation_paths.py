@@ -520,7 +520,7 @@ class PathRetriever:
     def retrieve(self, question: str, question_vector: np.ndarray, *, seeds: Sequence[str] | None = None):
         from gretriever_neo4j.retrieval.in_memory import RetrievalResult
         from gretriever_neo4j.retrieval.linking import mask_question
-        from gretriever_neo4j.retrieval.naming import asks_a_sex
+        from gretriever_neo4j.retrieval.naming import asks_a_sex, offered_names
         from gretriever_neo4j.retrieval.pcst import Selection
         from gretriever_neo4j.retrieval.textualize import textualize
 
@@ -528,6 +528,11 @@ class PathRetriever:
         started = time.perf_counter()
         seed_keys = list(seeds) if seeds is not None else self.seeds_for(question, question_vector)
         seed_ids = self.source.node_ids(seed_keys)
+        offered = offered_names(question, self.source.node_texts(seed_ids)) if seed_ids.size else []
+        if offered and len(offered) < len(seed_ids):  # "is X male or female": walk from X to one of them
+            dropped = set(seed_ids[offered].tolist())
+            seed_keys = [k for k in seed_keys if not set(self.source.node_ids([k]).tolist()) & dropped]
+            seed_ids = np.asarray([i for i in seed_ids.tolist() if i not in dropped], dtype=np.int64)
         timings["seeds"] = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
         masked = mask_question(question, self.source.node_texts(seed_ids)) if seed_ids.size else question

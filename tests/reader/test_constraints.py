@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from gretriever_neo4j.reader import ZeroShotReader
-from gretriever_neo4j.reader.constraints import constraint_nodes, joined, linked_answers, narrowed, said_nodes
+from gretriever_neo4j.reader.constraints import (
+    chosen_among,
+    constraint_nodes,
+    joined,
+    linked_answers,
+    narrowed,
+    said_nodes,
+)
 from gretriever_neo4j.reader.paths import SubgraphView
 from gretriever_neo4j.reader.wording import FUNCTION_WORDS
 
@@ -174,3 +181,12 @@ def test_the_best_rated_node_linked_to_both_anchors_answers_not_every_one_within
     chosen = joined(sub, anchors, scores, probabilities, opaque, 0.999, margin=1.0)
     assert _names(sub, np.flatnonzero(chosen >= 0.999)) == ["Battle One"]
     assert joined(sub, anchors, scores, probabilities, opaque, 0.999, margin=0.3) is probabilities  # 0.4 below the best
+
+
+def test_a_choice_the_question_offers_is_the_best_rated_of_its_names_a_walk_reaches():
+    scores = np.array([-np.inf, 0.5, 0.9, -np.inf, 1.0])  # node 4, rated best, is not offered
+    probabilities = np.array([0.0, 0.1, 0.4, 0.0, 1.0])
+    chosen = chosen_among([1, 2, 3], scores, probabilities, 0.999)
+    assert list(np.flatnonzero(chosen >= 0.999)) == [2]
+    assert chosen_among([0, 3], scores, probabilities, 0.999) is probabilities  # none reached: the walks answer
+    assert chosen_among([], scores, probabilities, 0.999) is probabilities

@@ -7,6 +7,7 @@ from gretriever_neo4j.retrieval.naming import (
     may_be_acronym,
     name_overlap,
     names_a_relation,
+    offered_names,
     other_spelling,
     relation_name_words,
     says_word,
@@ -98,3 +99,21 @@ def test_a_name_holds_a_word_in_its_singular_or_plural():
     assert holds_word("Quillon Language Lab", "labs") and holds_word("Department of Mirror Linguistics", "department")
     assert holds_word("Saltreach City", "cities")
     assert not holds_word("Plantation Row", "plant") and not holds_word("Harthmere", "city")
+
+
+NAMES = ["Male", "Female", "High", "Elementary", "Mammal", "Reptile", "Red", "White", "Yannick Marrent", "Wife"]
+
+
+@pytest.mark.parametrize("question, offered", [
+    ("is Yannick Marrent male or female", ["Male", "Female"]),
+    ("is Oriette a red or a white grape", ["Red", "White"]),
+    ("is copperwick preparatory an elementary, middle or high school", ["High", "Elementary"]),
+    ("is the bear a mammal, bird, reptile or amphibian", ["Mammal", "Reptile"]),
+    ("is it a bird, a reptile or an amphibian", ["Reptile"]),  # one name of three alternatives
+    ("who is Yannick Marrent's husband or wife", []),  # two alternatives, one a name: no choice
+    ("which province, territory or district is it in", []),
+    ("is Yannick Marrent male", []),
+    ("male or", []),
+])
+def test_the_names_a_question_offers_as_a_choice_end_in_or(question, offered):
+    assert [NAMES[i] for i in offered_names(question, NAMES)] == sorted(offered, key=NAMES.index)

@@ -318,3 +318,20 @@ def test_what_two_named_things_share_one_step_away_keeps_the_edge_from_each(embe
     reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
                    embedder.embed([question])[0])
     assert [item.view.node_texts[n] for n in reading.answers] == ["Starfathom Cable"]
+
+
+def test_a_choice_the_question_offers_is_walked_to_from_what_it_is_about(embedder):
+    """"is Ada Thorne male or female": linking finds all three names; walked from "Male" and "Female" too, the walk
+    from Ada back to them would be no path, so they are no seeds, and the answer is the one her walk reaches (not
+    left out for being named in the question)."""
+    family = KnowledgeGraph.from_triples([
+        ("Ada Thorne", "gender", "Female"), ("Hugh Thorne", "gender", "Male"), ("Mary Vale", "gender", "Female"),
+        ("Ada Thorne", "parents", "Hugh Thorne"), ("Ada Thorne", "born in", "Wenlow")]).embedded(embedder.embed)
+    question = "is Ada Thorne male or female"
+    result = PathRetriever(family, embedder.embed).retrieve(question, embedder.embed([question])[0],
+                                                            seeds=["Ada Thorne", "Male", "Female"])
+    assert result.seed_keys == ["Ada Thorne"]
+    item = reader_input(question, result, embedder.embed([question])[0], hints=result.seed_keys)
+    reading = read(ZeroShotReader(embedder.embed), item, embedder.embed([item.masked])[0],
+                   embedder.embed([question])[0])
+    assert [item.view.node_texts[n] for n in reading.answers] == ["Female"] and reading.chosen_by == "narrowed"
