@@ -99,7 +99,7 @@ def measure(paths: list[Path], probability, weights: list[float]) -> dict:
     """Per graph of `collect` files, the share of questions whose walk of best reader score (the collected
     features times `ZERO_SHOT`, plus weight times `value_reading` from `probability(masked)`) reaches the best F1
     among its walks; the mean over graphs and the questions won and lost against weight 0."""
-    from gretriever_neo4j.reader.hop_reading import HopReaderConfig
+    from gretriever_neo4j.reader.hop_reading import HopReaderConfig, value_reading
     from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
     from gretriever_neo4j.retrieval.texts import is_a_value
 
@@ -115,7 +115,7 @@ def measure(paths: list[Path], probability, weights: list[float]) -> dict:
         ends = [[n for n in str(e).split("\x1f") if n] for e in data["end_names"][rows]]
         on_values = np.asarray([bool(e) and all(is_a_value(n) for n in e) for e in ends])
         p = probability(str(data["masked"][rows[0]]))
-        feature = np.log(np.where(on_values, p, 1.0 - p) + floor)
+        feature = value_reading(p, on_values, floor)
         scores = data["features"][rows] @ base
         hits = per_graph.setdefault(str(data["graph"]), {w: [] for w in [0.0, *weights]})
         for w in hits:

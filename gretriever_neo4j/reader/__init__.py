@@ -350,14 +350,14 @@ class ZeroShotReader:
             probabilities = sexed(anchor_masked, view, found, pair_scores, node_scores, probabilities, exclude,
                                   ZERO_SHOT_THRESHOLD)
         walked = probabilities
-        probabilities = chosen_among(offered, node_scores, walked, ZERO_SHOT_THRESHOLD)
-        offered_chosen = probabilities is not walked  # a choice the question offers is counted as a constraint
-        if not offered_chosen:
-            probabilities = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
-                                     ZERO_SHOT_THRESHOLD)
-        constrained = probabilities
-        if not offered_chosen:
+        # a choice the question offers decides alone, as a constraint; else a constraint narrows, then a join
+        constrained = chosen_among(offered, node_scores, walked, ZERO_SHOT_THRESHOLD)
+        if constrained is walked:
+            constrained = narrowed(question, view, anchors, walked, exclude, opaque, ~opaque & ~unnamed,
+                                   ZERO_SHOT_THRESHOLD)
             probabilities = joined(view, anchors, node_scores, constrained, opaque, ZERO_SHOT_THRESHOLD)
+        else:
+            probabilities = constrained
         chosen_by = ("joined" if probabilities is not constrained else "narrowed" if constrained is not walked
                      else "walks")
         if self.scoring == "coverage" and anchors:

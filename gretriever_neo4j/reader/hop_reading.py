@@ -169,5 +169,11 @@ def add_value_reading(reader: HopReader, table, masked: str, value_ends: set[int
     if probability is None:
         return
     ends_on_values = np.asarray([int(s) in value_ends for s in table.used], dtype=bool)
-    table.features[:, list(FEATURES).index("value_reading")] = np.log(
-        np.where(ends_on_values, probability, 1.0 - probability) + reader.config.floor)
+    table.features[:, list(FEATURES).index("value_reading")] = value_reading(probability, ends_on_values,
+                                                                              reader.config.floor)
+
+
+def value_reading(probability: float, ends_on_values: np.ndarray, floor: float) -> np.ndarray:
+    """The feature `value_reading` of walks that end on values only (`ends_on_values`, bool per walk) or not, for a
+    question asking for a value with `probability`: log(P + floor), log(1 − P + floor)."""
+    return np.log(np.where(ends_on_values, probability, 1.0 - probability) + floor)
