@@ -2,7 +2,7 @@
 questions of stored graphs, fitted by logistic regression, checked leaving one graph out.
 
     python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
-        [--hop-reader FOLDER]
+        [--hop-reader FOLDER] [--walk-ranker FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
         [--also MORE/*.npz]
     python -m train.calibration measure DIR/*.npz [--calibration FILE] [--out result.json]
@@ -33,22 +33,25 @@ from .run_record import run_record
 
 
 def collect(graph: str, questions: list[tuple[str, list[str]]], walk_encoder: Path | None = None,
-            hop_reader: Path | None = None) -> dict[str, np.ndarray]:
-    """Read as `gqa ask` reads: with the walk encoder and the hop reader that ship, or those in the folders
-    `walk_encoder` and `hop_reader` (ones trained without this graph: the shipped ones saw the read graphs, and
-    answers there are surer than on a graph they never saw)."""
+            hop_reader: Path | None = None, walk_ranker: Path | None = None) -> dict[str, np.ndarray]:
+    """Read as `gqa ask` reads: with the walk encoder, the hop reader and the walk ranker that ship, or those in
+    the folders `walk_encoder`, `hop_reader` and `walk_ranker` (ones trained without this graph: the shipped ones
+    saw the read graphs, and answers there are surer than on a graph they never saw)."""
     from gretriever_neo4j.reader.confidence import answer_evidence
     from gretriever_neo4j.reader.hop_reading import HopReader
-    from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder
+    from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder, general_walk_ranker
     from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_encoder import WalkEncoder
+    from gretriever_neo4j.reader.walk_ranker import WalkRanker
 
     from .general_reader import read_questions
 
     encoder = WalkEncoder.load(walk_encoder) if walk_encoder else general_walk_encoder()
     hops = HopReader.load(hop_reader) if hop_reader else general_hop_reader()
+    ranker = WalkRanker.load(walk_ranker) if walk_ranker else general_walk_ranker()
     support, walk, chosen_by, right = [], [], [], []
-    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder, hop_reader=hops):
+    for _, reading, is_gold in read_questions(graph, questions, walk_encoder=encoder, hop_reader=hops,
+                                              walk_ranker=ranker):
         evidence = answer_evidence(reading)
         if evidence is None:
             continue
@@ -165,6 +168,8 @@ def main(argv: list[str] | None = None) -> None:
                    help="a walk encoder folder trained without this graph (default: the one that ships)")
     c.add_argument("--hop-reader", type=Path, default=None,
                    help="a hop reader folder trained without this graph (default: the one that ships)")
+    c.add_argument("--walk-ranker", type=Path, default=None,
+                   help="a walk ranker folder trained without this graph (default: the one that ships)")
     f = sub.add_parser("fit")
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
@@ -192,7 +197,7 @@ def main(argv: list[str] | None = None) -> None:
             args.out.write_text(json.dumps({**record, **result}, indent=1) + "\n")
         return
     if args.command == "collect":
-        data = collect(args.graph, _questions(args.questions), args.walk_encoder, args.hop_reader)
+        data = collect(args.graph, _questions(args.questions), args.walk_encoder, args.hop_reader, args.walk_ranker)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         np.savez_compressed(args.out, **data)
         print(f"{args.out}: {len(data['right'])} answered questions, {data['right'].mean():.3f} right")

@@ -38,10 +38,10 @@ def _questions(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def read_questions(graph: str, questions: list[tuple[str, list[str]]], shortlist: int | None = None,
-                   walk_encoder=None, hop_reader=None):
+                   walk_encoder=None, hop_reader=None, walk_ranker=None):
     """Each question of a stored graph asked through the product's retrieval (no answer recorded) and read by the
-    zero-shot reader (its default settings, or reading `shortlist` walks; with `walk_encoder` and `hop_reader`
-    where they are given): yields (input, reading, is_gold per node of its view)."""
+    zero-shot reader (its default settings, or reading `shortlist` walks; with `walk_encoder`, `hop_reader` and
+    `walk_ranker` where they are given): yields (input, reading, is_gold per node of its view)."""
     from gretriever_neo4j import metrics
     from gretriever_neo4j.answering.answering import Answering
     from gretriever_neo4j.embedding.embedder import Embedder
@@ -57,7 +57,7 @@ def read_questions(graph: str, questions: list[tuple[str, list[str]]], shortlist
         embed = embedder.embed
         reader = ZeroShotReader(embed, weights=ZERO_SHOT if shortlist is None
                                 else dataclasses.replace(ZERO_SHOT, shortlist=shortlist), walk_encoder=walk_encoder,
-                                hop_reader=hop_reader)
+                                hop_reader=hop_reader, walk_ranker=walk_ranker)
         for q, (text, gold) in enumerate(questions):
             retrieval = qa.retrieve(text, graph=graph, record=False)
             full = embed([text])[0]

@@ -214,7 +214,7 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     lexicon, kept where cross-validation measured it no worse than none, then the walk encoder tuned further on
     them, kept where cross-validation measured it better than the general one (`train.fewshot`)."""
     from ..reader import ZeroShotReader
-    from ..reader.learned import general_hop_reader, general_walk_encoder
+    from ..reader.learned import general_hop_reader, general_walk_encoder, general_walk_ranker
     from ..reader.lexicon import FILE
     from ..reader.walk_encoder import write_saved
     from .fewshot import answered_questions, fewshot_lexicon, fewshot_walk_encoder
@@ -234,9 +234,11 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     items = _reader_inputs(kg, retriever, embedder, rows, report, "own")
     embed = _embed_fn(embedder)
     questions = answered_questions(items, [q["answers"] for q in rows], embed)
-    encoder, hops = general_walk_encoder(), general_hop_reader()  # as `gqa ask` reads: measured against it
+    # as `gqa ask` reads: measured against it
+    encoder, hops, ranker = general_walk_encoder(), general_hop_reader(), general_walk_ranker()
     fit = fewshot_lexicon(questions, lambda lex: ZeroShotReader(embed, lexicon=lex, walk_encoder=encoder,
-                                                                hop_reader=hops), seed=options.seed)
+                                                                hop_reader=hops, walk_ranker=ranker),
+                          seed=options.seed)
     lexicon, details = fit.lexicon, fit.details
     details["feedback_questions"] = sum(1 for q in rows if q.get("source") == "feedback")
     details["trained"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -250,7 +252,8 @@ def _adapt_reader(kg, retriever, embedder, rows, models: TrainedModels, folder: 
     if encoder is not None:
         report("stage", text=f"reader: tuning the walk encoder on the graph's {len(rows)} own questions")
         saved, tuned = fewshot_walk_encoder(
-            questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc, hop_reader=hops),
+            questions, lambda lex, enc: ZeroShotReader(embed, lexicon=lex, walk_encoder=enc, hop_reader=hops,
+                                                       walk_ranker=ranker),
             encoder,
             options.encoder_adaptation, lexicon_of=fit.learn_on if details["adopted"] else None,
             readings=fit.readings)

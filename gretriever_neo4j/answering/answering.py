@@ -205,12 +205,14 @@ class Answering:
         """The reader of a graph with no trained reader: its walk signatures scored by the weights in the graph's
         models where they are, else by general ones where the package holds them (`reader.learned`; none ships
         today), else by the hand-set ones; with the walk encoder that ships (`reader.walk_encoder`) or the graph's
-        own, the hop reader that ships (`reader.hop_reading`), and with the graph's lexicon, where `gqa train`
+        own, the hop reader and the walk ranker that ship (`reader.hop_reading`, `reader.walk_ranker`), and with
+        the graph's lexicon, where `gqa train`
         learned them from its own questions."""
         from gretriever_neo4j.reader.learned import (
             general_hop_reader,
             general_matcher,
             general_walk_encoder,
+            general_walk_ranker,
             general_weights,
         )
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT, SignatureWeights
@@ -239,7 +241,8 @@ class Answering:
             tuned = f"walk encoder tuned on {encoder.config.training.get('questions')} questions of the graph"
         if weights == ZERO_SHOT and lexicon is None:  # no general weights ship: the hand-set ones
             return ZeroShotReader(self.embedder.embed, calibration=calibration, walk_encoder=encoder,
-                                  hop_reader=general_hop_reader(), weights_name=tuned)
+                                  hop_reader=general_hop_reader(), walk_ranker=general_walk_ranker(),
+                                  weights_name=tuned)
         if tuned is not None:
             name += f", {tuned}"
         matcher = general_matcher()  # it reads the vectors of the embedder it was trained on, no other's
@@ -247,7 +250,7 @@ class Answering:
             matcher, weights = None, dataclasses.replace(weights, matcher=0.0)
         return ZeroShotReader(self.embedder.embed, weights=weights, weights_name=name, matcher=matcher,
                               lexicon=lexicon, calibration=calibration, walk_encoder=encoder,
-                              hop_reader=general_hop_reader())
+                              hop_reader=general_hop_reader(), walk_ranker=general_walk_ranker())
 
     def _paper_checkpoint(self) -> bool:
         """An explicit checkpoint of one of the paper's configurations answers as it was trained: free text."""

@@ -191,7 +191,7 @@ class ZeroShotReader:
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray] | None = None, max_hops: int = 4,
                  scoring: str = "coverage", weights=None, weights_name: str | None = None, matcher=None,
-                 lexicon=None, calibration=None, walk_encoder=None, hop_reader=None):
+                 lexicon=None, calibration=None, walk_encoder=None, hop_reader=None, walk_ranker=None):
         """`embed` (the graph's embedder) embeds humanized relation texts (once per text); without it the stored
         relation vectors are compared with the question as they are. `max_hops`: steps of a walk, opaque
         nodes included. `scoring`: "coverage" (`reader.coverage`; needs `embed`) or "steps" (the sum of step
@@ -203,7 +203,9 @@ class ZeroShotReader:
         (`reader.confidence`; the general one by default); `walk_encoder` a `walk_encoder.WalkEncoder` whose
         similarity is the walk feature `tuned_reading` (none: that feature is 0, the hand-set reader);
         `hop_reader` a `hop_reading.HopReader` whose reading of the hops asked is the walk feature `hop_reading`
-        and, where it has a value head, of a number or date asked `value_reading` (none: 0)."""
+        and, where it has a value head, of a number or date asked `value_reading` (none: 0); `walk_ranker` a
+        `walk_ranker.WalkRanker` whose opinion of the shortlisted walks is added to their linear score (none: the
+        linear score alone)."""
         from gretriever_neo4j.reader.signature_weights import ZERO_SHOT
         from gretriever_neo4j.reader.text_vectors import TextVectors
         from gretriever_neo4j.retrieval.relation_vectors import RelationTexts
@@ -219,6 +221,7 @@ class ZeroShotReader:
         self.matcher = matcher
         self.walk_encoder = walk_encoder
         self.hop_reader = hop_reader
+        self.walk_ranker = walk_ranker
         self.lexicon = lexicon
         self.calibration = calibration
         if weights_name:
@@ -320,6 +323,10 @@ class ZeroShotReader:
 
                 add_value_reading(self.hop_reader, table, masked, value_ends)
             sig_scores = scores_of(table, self.weights, len(found.signatures))
+            if self.walk_ranker is not None:
+                from gretriever_neo4j.reader.walk_ranker import ranked
+
+                sig_scores = ranked(self.walk_ranker, table, sig_scores)
             parallel = parallel_into_records(view, opaque)
             sig_scores = merged_scores(sig_scores, found.signatures, view.relation_texts, masked, lands_opaque,
                                        parallel)

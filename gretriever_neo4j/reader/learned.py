@@ -25,7 +25,8 @@ from gretriever_neo4j.errors import InputError
 from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT, SignatureWeights
 from gretriever_neo4j.reader.walk_matcher import answerable, walk_targets
 
-# What is trained across many graphs: walk_encoder.json and .safetensors ship, and the hop reader in HOP_READER;
+# What is trained across many graphs: walk_encoder.json and .safetensors ship, walk_ranker.json and .txt, and the hop
+# reader in HOP_READER;
 # signature_weights.json, matcher.json and .safetensors are read where they are put (none ship:
 # docs/learned-reader.md)
 GENERAL = Path(__file__).with_name("general")
@@ -62,6 +63,14 @@ def general_hop_reader():
 
     folder = GENERAL / HOP_READER
     return HopReader.load(folder) if (folder / CONFIG_FILE).exists() else None
+
+
+@lru_cache(maxsize=1)
+def general_walk_ranker():
+    """The walk ranker trained across many graphs that ships with gqa (`reader.walk_ranker`), or None."""
+    from gretriever_neo4j.reader.walk_ranker import CONFIG_FILE, WalkRanker
+
+    return WalkRanker.load(GENERAL) if (GENERAL / CONFIG_FILE).exists() else None
 
 
 def end_node_f1(reading, is_gold: np.ndarray) -> np.ndarray:
@@ -215,5 +224,6 @@ def signature_hit(questions: Sequence[QuestionWalks], weights: SignatureWeights)
 
 
 __all__ = ["FitConfig", "GENERAL", "HOP_READER", "QuestionWalks", "end_node_f1", "fit_weights",
-           "general_hop_reader", "general_matcher", "general_walk_encoder", "general_weights", "load_tables",
+           "general_hop_reader", "general_matcher", "general_walk_encoder", "general_walk_ranker",
+           "general_weights", "load_tables",
            "matcher_scores", "read_collected", "signature_hit", "walk_ends"]
