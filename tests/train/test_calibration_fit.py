@@ -91,24 +91,26 @@ def test_measure_scores_a_written_fit_on_files_it_was_not_fitted_on(tmp_path, ca
     assert result["pooled"]["sure_right"] == round(new["right"][sure].mean(), 4) and sure.any()
 
 
-def test_collect_reads_with_the_hop_reader_and_walk_encoder_it_is_given(monkeypatch):
-    """A fit's graphs must be read by models that never saw them: `collect --hop-reader` and `--walk-encoder` are
-    what reads, not the shipped ones."""
+def test_collect_reads_with_the_hop_reader_walk_encoder_and_walk_ranker_it_is_given(monkeypatch):
+    """A fit's graphs must be read by models that never saw them: `collect --hop-reader`, `--walk-encoder` and
+    `--walk-ranker` are what reads, not the shipped ones."""
     import gretriever_neo4j.train.general_reader as general_reader
-    from gretriever_neo4j.reader.learned import GENERAL, HOP_READER, general_hop_reader
+    from gretriever_neo4j.reader.learned import GENERAL, HOP_READER, general_hop_reader, general_walk_ranker
     from gretriever_neo4j.train.calibration import collect
 
     used = {}
 
-    def read_questions(graph, questions, walk_encoder=None, hop_reader=None):
-        used.update(walk_encoder=walk_encoder, hop_reader=hop_reader)
+    def read_questions(graph, questions, walk_encoder=None, hop_reader=None, walk_ranker=None):
+        used.update(walk_encoder=walk_encoder, hop_reader=hop_reader, walk_ranker=walk_ranker)
         return iter(())
 
     monkeypatch.setattr(general_reader, "read_questions", read_questions)
-    shipped = general_hop_reader()
-    data = collect("g", [("who?", ["x"])], walk_encoder=GENERAL, hop_reader=GENERAL / HOP_READER)
+    shipped, ranker = general_hop_reader(), general_walk_ranker()
+    data = collect("g", [("who?", ["x"])], walk_encoder=GENERAL, hop_reader=GENERAL / HOP_READER,
+                   walk_ranker=GENERAL)
     assert len(data["right"]) == 0
     assert used["hop_reader"] is not shipped and used["hop_reader"].config == shipped.config
     assert used["walk_encoder"].config == type(used["walk_encoder"]).load(GENERAL).config
+    assert used["walk_ranker"] is not ranker and used["walk_ranker"].settings == ranker.settings
     collect("g", [("who?", ["x"])])
-    assert used["hop_reader"] is shipped
+    assert used["hop_reader"] is shipped and used["walk_ranker"] is ranker
