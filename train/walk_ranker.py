@@ -128,10 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.save:
         import dataclasses
 
-        ranker = fit(train, settings)
-        ranker.settings = dataclasses.replace(ranker.settings, training={
-            k: v for k, v in record.items() if k != "measured"})
-        ranker.save(args.save)
+        record_of_training = {k: v for k, v in record.items() if k != "measured"}
+        fit(train, dataclasses.replace(settings, training=record_of_training)).save(args.save)
         print(f"written to {args.save}", file=sys.stderr)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
