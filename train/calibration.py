@@ -4,14 +4,15 @@ questions of stored graphs, fitted by logistic regression, checked leaving one g
     python -m train.calibration collect --graph G --questions Q.tsv --out DIR/G.npz [--walk-encoder FOLDER]
         [--hop-reader FOLDER] [--walk-ranker FOLDER]
     python -m train.calibration fit DIR/*.npz --out gretriever_neo4j/reader/calibration.json [--l2 0.01]
-        [--also MORE/*.npz]
+        [--also MORE/*.npz] [--marks 0.85,0.9,0.95] [--sure-at 0.9]
     python -m train.calibration measure DIR/*.npz [--calibration FILE] [--out result.json]
 
 `collect` asks each question through the product's retrieval and keeps, per answered question, its first answer's
 `answer_evidence` and whether that answer is gold (strict Hit@1). `fit` fits `Calibration` (support log-odds,
 the best walk's features standardized, an intercept; an L2 pull of `--l2` on the feature weights) on all files,
 and first prints what the same fit measures on each graph when that graph is left out: expected calibration
-error, and how often answers shown as sure (`Calibration.sure_at`) are right. Files given with `--also` are in
+error, and how often answers shown as sure (`Calibration.sure_at`) are right, and at each of `--marks`
+(`sure_marks`: what the sure mark is chosen from, `--sure-at` the one written). Files given with `--also` are in
 every one of those fits and in the written one, but never left out: what they add to a fit is then measured on the
 same graphs as without them. `measure` scores a written calibration (by default the shipped one) on collect files
 it was not fitted on, per graph and pooled: the check on graphs a fit never saw, read by models that never saw them.
@@ -123,6 +124,24 @@ def fit(support: np.ndarray, walk: np.ndarray, right: np.ndarray, l2: float = 0.
                    means=tuple(round(float(v), 4) for v in means), scales=tuple(round(float(v), 4) for v in scales))
 
 
+SURE_MARK_MIN = 20  # a graph's share right among its sure answers is judged where it has at least this many
+
+
+def sure_marks(p: np.ndarray, right: np.ndarray, graph: np.ndarray, marks) -> dict[float, dict]:
+    """Per candidate mark: the share of answers at or above it (`p`, their probabilities), the share of those
+    right, and the lowest such share on a graph with at least `SURE_MARK_MIN` answers marked (None: no graph has
+    that many). What `Calibration.sure_at` is chosen from."""
+    out = {}
+    for mark in marks:
+        sure = p >= mark
+        per_graph = [right[sure & (graph == g)].mean() for g in sorted(set(graph.tolist()))
+                     if (sure & (graph == g)).sum() >= SURE_MARK_MIN]
+        out[float(mark)] = {"share": float(sure.mean()) if len(p) else 0.0,
+                            "right": float(right[sure].mean()) if sure.any() else None,
+                            "worst_graph": float(min(per_graph)) if per_graph else None}
+    return out
+
+
 def _share(value: float | None) -> str:
     """A share right as printed; "-" where no answer was sure, so no share of them is right."""
     return "-" if value is None else f"{value:.3f}"
@@ -176,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
     f.add_argument("--l2", type=float, default=0.01)
     f.add_argument("--also", type=Path, nargs="*", default=[],
                    help="collect files always fitted on, never left out")
+    f.add_argument("--marks", type=lambda text: [float(m) for m in text.split(",") if m], default=[0.85, 0.9, 0.95],
+                   help="comma-separated sure marks to measure, left out (default 0.85,0.9,0.95)")
+    f.add_argument("--sure-at", type=float, default=None, help="the sure mark to write (default: the shipped one)")
     f.add_argument("--keep-walk-weights", action="store_true",
                    help="keep the shipped fit's walk-feature weights; fit the slope, the intercept and the choices")
     m = sub.add_parser("measure")
@@ -222,11 +244,17 @@ def main(argv: list[str] | None = None) -> None:
         sure = left_out[held] >= calibration.sure_at
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
               f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
-    sure = left_out[measured] >= CALIBRATION.sure_at
+    for mark, row in sure_marks(left_out[measured], right[measured], graph[measured], args.marks).items():
+        worst = "-" if row["worst_graph"] is None else f"{row['worst_graph']:.3f}"
+        print(f"sure at {mark:.3f}: {row['share']:.2f} of answers marked, {_share(row['right'])} right, "
+              f"the worst graph with >= {SURE_MARK_MIN} marked {worst}")
+    sure = left_out[measured] >= (args.sure_at or CALIBRATION.sure_at)
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
           f"sure {sure.mean():.2f} of answers, {_share(right[measured][sure].mean() if sure.any() else None)} right")
     calibration = fit(support, walk, right, args.l2, chosen=chosen, keep_walk_weights=args.keep_walk_weights)
+    if args.sure_at:
+        calibration = replace(calibration, sure_at=args.sure_at)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")
 

@@ -10,7 +10,7 @@ import numpy as np
 from gretriever_neo4j.metrics import expected_calibration_error as ece
 from gretriever_neo4j.reader.confidence import AnswerEvidence, Calibration, calibrated
 from gretriever_neo4j.reader.signature_weights import FEATURES
-from gretriever_neo4j.train.calibration import evidence, fit, main
+from gretriever_neo4j.train.calibration import SURE_MARK_MIN, evidence, fit, main, sure_marks
 
 
 def test_the_fit_weighs_a_feature_that_tells_right_from_wrong_and_is_calibrated_on_its_data():
@@ -70,6 +70,29 @@ def test_files_given_with_also_are_fitted_on_but_never_left_out(tmp_path, capsys
     assert "of 3 files" in printed
     main(["fit", *(str(tmp_path / f"{g}.npz") for g in ("g-one", "g-two", "g-extra")), "--out", str(alone)])
     assert Calibration.load(out) == Calibration.load(alone)  # the written fit is over every file either way
+
+
+def test_sure_marks_say_how_many_answers_each_mark_marks_how_many_of_them_are_right_and_the_worst_graph():
+    p = np.array([0.99] * 30 + [0.92] * 30 + [0.5] * 40)
+    right = np.array([True] * 30 + [True] * 20 + [False] * 10 + [False] * 40)
+    graph = np.array(["a"] * 15 + ["b"] * 15 + ["a"] * 30 + ["b"] * 40)  # "a" holds every answer at 0.92
+    marks = sure_marks(p, right, graph, [0.9, 0.95, 0.999])
+    assert marks[0.9] == {"share": 0.6, "right": 50 / 60, "worst_graph": 35 / 45}  # "b": 15 marked, too few
+    assert marks[0.95] == {"share": 0.3, "right": 1.0, "worst_graph": None}  # 15 each: no graph has enough
+    assert marks[0.999] == {"share": 0.0, "right": None, "worst_graph": None}
+    assert SURE_MARK_MIN == 20
+
+
+def test_fit_writes_the_sure_mark_it_is_given_and_prints_each_mark_measured(tmp_path, capsys):
+    rng = np.random.default_rng(4)
+    for graph in ("g-one", "g-two"):
+        _collected(tmp_path / f"{graph}.npz", graph, rng)
+    out = tmp_path / "fit.json"
+    main(["fit", str(tmp_path / "g-one.npz"), str(tmp_path / "g-two.npz"), "--out", str(out),
+          "--marks", "0.8,0.95", "--sure-at", "0.95"])
+    printed = capsys.readouterr().out
+    assert "sure at 0.800:" in printed and "sure at 0.950:" in printed and "sure at 0.900:" not in printed
+    assert Calibration.load(out).sure_at == 0.95
 
 
 def test_measure_scores_a_written_fit_on_files_it_was_not_fitted_on(tmp_path, capsys):
