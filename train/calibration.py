@@ -134,8 +134,8 @@ def sure_marks(p: np.ndarray, right: np.ndarray, graph: np.ndarray, marks) -> di
     out = {}
     for mark in marks:
         sure = p >= mark
-        per_graph = [right[sure & (graph == g)].mean() for g in sorted(set(graph.tolist()))
-                     if (sure & (graph == g)).sum() >= SURE_MARK_MIN]
+        marked = [right[sure & (graph == g)] for g in sorted(set(graph.tolist()))]
+        per_graph = [m.mean() for m in marked if len(m) >= SURE_MARK_MIN]
         out[float(mark)] = {"share": float(sure.mean()) if len(p) else 0.0,
                             "right": float(right[sure].mean()) if sure.any() else None,
                             "worst_graph": float(min(per_graph)) if per_graph else None}
@@ -234,27 +234,26 @@ def main(argv: list[str] | None = None) -> None:
     graph = np.concatenate([np.full(len(d["right"]), str(d["graph"])) for d in files]
                            + [np.full(len(d["right"]), "") for d in also])
     measured = graph != ""
+    base = replace(CALIBRATION, sure_at=args.sure_at) if args.sure_at else CALIBRATION  # what every fit carries
     left_out = np.zeros(len(right))
     names = sorted(set(graph[measured]))
     for name in names:
         held = graph == name
-        calibration = fit(support[~held], walk[~held], right[~held], args.l2, chosen=chosen[~held],
+        calibration = fit(support[~held], walk[~held], right[~held], args.l2, base=base, chosen=chosen[~held],
                           keep_walk_weights=args.keep_walk_weights)
         left_out[held] = [calibrated(e, calibration) for e in evidence(support[held], walk[held], chosen[held])]
         sure = left_out[held] >= calibration.sure_at
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
               f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
     for mark, row in sure_marks(left_out[measured], right[measured], graph[measured], args.marks).items():
-        worst = "-" if row["worst_graph"] is None else f"{row['worst_graph']:.3f}"
         print(f"sure at {mark:.3f}: {row['share']:.2f} of answers marked, {_share(row['right'])} right, "
-              f"the worst graph with >= {SURE_MARK_MIN} marked {worst}")
-    sure = left_out[measured] >= (args.sure_at or CALIBRATION.sure_at)
+              f"the worst graph with >= {SURE_MARK_MIN} marked {_share(row['worst_graph'])}")
+    sure = left_out[measured] >= base.sure_at
     print(f"left out, all: ece {ece(left_out[measured], right[measured]):.3f}, mean per graph "
           f"{np.mean([ece(left_out[graph == g], right[graph == g]) for g in names]):.3f}, "
           f"sure {sure.mean():.2f} of answers, {_share(right[measured][sure].mean() if sure.any() else None)} right")
-    calibration = fit(support, walk, right, args.l2, chosen=chosen, keep_walk_weights=args.keep_walk_weights)
-    if args.sure_at:
-        calibration = replace(calibration, sure_at=args.sure_at)
+    calibration = fit(support, walk, right, args.l2, base=base, chosen=chosen,
+                      keep_walk_weights=args.keep_walk_weights)
     calibration.save(args.out)
     print(f"written {args.out} ({len(right)} answered questions of {len(files) + len(also)} files)")
 
