@@ -235,8 +235,11 @@ def print_answer(answer: dict) -> None:
     if answer["mode"] == "grounded" and nodes:
         count = f"{len(nodes)} answer" + ("s" if len(nodes) != 1 else "")
         console.print(f"[bold]{count}[/] [dim]({answer['mode']})[/]{sureness(answer)}")
+        # as on the page: a node's own walk score is 1.00 for every end node of the best walk, right or wrong, so
+        # it is shown only where no calibrated confidence says how sure the answer is
+        calibrated = answer.get("confidence") is not None
         for node in nodes[:MAX_SHOWN_ANSWERS]:
-            detail = f"p={node['probability']:.2f}" if node.get("probability") is not None else ""
+            detail = f"p={node['probability']:.2f}" if node.get("probability") is not None and not calibrated else ""
             console.print(f"  [bold green]{escape(node['text'])}[/]  [dim]{detail}[/]")
             paths = node.get("evidence_paths") or []
             for path in paths[:MAX_SHOWN_PATHS]:

@@ -1,6 +1,6 @@
 """`gqa ask`'s human output says how sure an answer is: "(unsure, 0.42)" and a hint naming the `gqa feedback`
 command for an unsure answer, "(sure, 0.91)" for a sure one, the confidence alone in between, nothing new where none
-was estimated. No Neo4j:
+was estimated; each node's walk score ("p=…") only where no confidence was estimated, as on the page. No Neo4j:
 the answer is printed as the service or `QA.ask` gives it (`show_asked`)."""
 
 from __future__ import annotations
@@ -65,3 +65,10 @@ def test_without_a_confidence_nothing_new_is_said(printed):
 def test_unsure_without_a_confidence_is_still_marked(printed):
     out = printed(asked(None, True))
     assert "(unsure)" in out and "gqa feedback r-0123456789ab --answer NAME" in out
+
+
+def test_a_nodes_walk_score_is_shown_only_where_no_confidence_says_how_sure(printed):
+    # the walk score is 1.00 for every end node of the best walk, right or wrong: beside a calibrated confidence
+    # it would contradict it
+    assert "p=0.40" not in printed(asked(0.72, False))
+    assert "p=0.40" in printed(asked(None, False))
