@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
         left_out[held] = [calibrated(e, calibration) for e in evidence(support[held], walk[held], chosen[held])]
         sure = left_out[held] >= calibration.sure_at
         print(f"{name:40} {held.sum():4} right {right[held].mean():.3f}  ece {ece(left_out[held], right[held]):.3f}"
-              f"  sure {sure.sum():3} right {right[held][sure].mean() if sure.any() else float('nan'):.3f}")
+              f"  sure {sure.sum():3} right {_share(right[held][sure].mean() if sure.any() else None)}")
     for mark, row in sure_marks(left_out[measured], right[measured], graph[measured], args.marks).items():
         print(f"sure at {mark:.3f}: {row['share']:.2f} of answers marked, {_share(row['right'])} right, "
               f"the worst graph with >= {SURE_MARK_MIN} marked {_share(row['worst_graph'])}")

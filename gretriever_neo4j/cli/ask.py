@@ -239,8 +239,9 @@ def print_answer(answer: dict) -> None:
         # it is shown only where no calibrated confidence says how sure the answer is
         calibrated = answer.get("confidence") is not None
         for node in nodes[:MAX_SHOWN_ANSWERS]:
-            detail = f"p={node['probability']:.2f}" if node.get("probability") is not None and not calibrated else ""
-            console.print(f"  [bold green]{escape(node['text'])}[/]  [dim]{detail}[/]")
+            detail = (f"  [dim]p={node['probability']:.2f}[/]" if node.get("probability") is not None
+                      and not calibrated else "")
+            console.print(f"  [bold green]{escape(node['text'])}[/]{detail}")
             paths = node.get("evidence_paths") or []
             for path in paths[:MAX_SHOWN_PATHS]:
                 console.print(f"      [dim]because[/] {escape(path['text'])}", soft_wrap=True)
