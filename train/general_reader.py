@@ -2,7 +2,7 @@
 `SignatureWeights` fitted on them (`reader.learned`).
 
     python -m train.general_reader collect --graph G --questions Q.tsv --out DIR/G.npz [--limit N] [--seed S]
-        [--as-asked]
+        [--as-asked [--walk-encoder FOLDER]]
     python -m train.general_reader fit DIR/*.npz --out W.json [--l2 0.1]
     python -m train.general_reader score DIR/*.npz --weights W.json
     python -m train.general_reader ablate DIR/*.npz [--out R.json]
@@ -11,7 +11,8 @@
 subgraph with the zero-shot reader, and keeps, per question, the features of every shortlisted walk signature
 (`reader.coverage.coverage_features`) and how well each one's end nodes answer it (F1 against the gold answers).
 With `--as-asked` it reads as `gqa ask` does: the shipped walk encoder and hop reader fill their features, and the
-shortlist is the reader's own (without: no learned feature, 48 walks shortlisted, the general reader's training
+shortlist is the reader's own (`--walk-encoder`: another encoder instead of the shipped one, such as one trained
+without this graph; without `--as-asked`: no learned feature, 48 walks shortlisted, the general reader's training
 data). `fit` / `score` are `reader.learned.fit_weights` / `signature_hit` over such files. `ablate` measures what
 each hand-set feature adds to the choice (`ablation`).
 """
@@ -182,6 +183,9 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--seed", type=int, default=0)
     c.add_argument("--as-asked", action="store_true", help="read as `gqa ask` does (the shipped walk encoder and hop "
                    "reader, the reader's own shortlist)")
+    c.add_argument("--walk-encoder", type=Path, default=None,
+                   help="with --as-asked: a walk encoder folder to read with (one trained without this graph reads it "
+                   "as a new graph is read; default: the one that ships)")
     f = sub.add_parser("fit")
     f.add_argument("data", type=Path, nargs="+")
     f.add_argument("--out", type=Path, required=True)
@@ -214,8 +218,10 @@ def main(argv: list[str] | None = None) -> None:
             questions = random.Random(args.seed).sample(questions, args.limit)
         if args.as_asked:
             from gretriever_neo4j.reader.learned import general_hop_reader, general_walk_encoder
+            from gretriever_neo4j.reader.walk_encoder import WalkEncoder
 
-            data = collect(args.graph, questions, None, general_walk_encoder(), general_hop_reader())
+            encoder = WalkEncoder.load(args.walk_encoder) if args.walk_encoder else general_walk_encoder()
+            data = collect(args.graph, questions, None, encoder, general_hop_reader())
         else:
             data = collect(args.graph, questions)
         args.out.parent.mkdir(parents=True, exist_ok=True)

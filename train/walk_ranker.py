@@ -1,8 +1,11 @@
 """The walk ranker (`reader.walk_ranker`): LightGBM's LambdaRank over the named features of each question's
-shortlisted walks, trained across graphs on `train.general_reader collect --as-asked` files.
+shortlisted walks, trained across graphs on `train.general_reader collect --as-asked` files (what ships: each graph
+read by a walk encoder that never saw it, `--walk-encoder`, as a new graph is read; docs/learned-reader.md).
 
 A walk's relevance is round(`grades` x the F1 of its end nodes); questions no walk answers are left out. The trees
-also read the walk's linear score under the hand-set weights and its distance below the question's best.
+also read the walk's linear score under the hand-set weights and its distance below the question's best, and its
+distance below the question's best on each feature named by `--below-best` (by default the learned ones,
+`BELOW_BEST`).
 
 `measure` reads what `gqa ask` would choose: per graph, the share of questions whose walk of best score reaches a
 gold answer (F1 > 0), by the linear score alone and with the ranker added at each weight. With `--leave-out`
@@ -10,7 +13,7 @@ every graph of the files is measured by trees trained on the others; with `--tes
 training file.
 
     python -m train.walk_ranker DATA/*.npz [--test OTHER/*.npz | --leave-out] [--weights 0.5,1,2]
-        [--save FOLDER] [--out result.json]
+        [--below-best F,...] [--save FOLDER] [--out result.json]
 
 `--save` writes the trees trained on every training file; the ranker that ships is in
 `gretriever_neo4j/reader/general/` (docs/learned-reader.md).
@@ -28,16 +31,21 @@ import numpy as np
 
 from .run_record import run_record
 
+# The features whose distance below the question's best walk the trees read by default: the learned similarities
+# (walk encoder, matcher, end nodes to the question) and the hop reader's.
+BELOW_BEST = ("tuned_reading", "hop_reading", "matcher", "end_question")
 
-def _inputs(questions, columns: np.ndarray, base: np.ndarray):
+
+def _inputs(questions, columns: np.ndarray, base: np.ndarray, below: np.ndarray):
     from gretriever_neo4j.reader.walk_ranker import ranker_inputs
 
-    return [ranker_inputs(q.features, columns, base) for q in questions]
+    return [ranker_inputs(q.features, columns, base, below) for q in questions]
 
 
 def fit(questions: Sequence, settings=None, seed: int = 0):
     """A `WalkRanker` trained on `questions` (`reader.learned.QuestionWalks`) under `settings` (default
-    `RankerSettings`, reading every feature of `FEATURES` and the hand-set weights' score)."""
+    `RankerSettings`, reading every feature of `FEATURES` and the hand-set weights' score; `below_best` as given,
+    none by default)."""
     import dataclasses
 
     import lightgbm
@@ -49,10 +57,11 @@ def fit(questions: Sequence, settings=None, seed: int = 0):
     if not settings.features:
         settings = dataclasses.replace(settings, features=tuple(FEATURES), base=tuple(ZERO_SHOT.vector()))
     columns = np.asarray([list(FEATURES).index(f) for f in settings.features])
+    below = np.asarray([list(FEATURES).index(f) for f in settings.below_best], dtype=int)
     answered = [q for q in questions if len(q.f1) and q.f1.max() > 0]
     if not answered:
         raise ValueError("no question with a walk that answers it")
-    inputs = np.vstack(_inputs(answered, columns, np.asarray(settings.base)))
+    inputs = np.vstack(_inputs(answered, columns, np.asarray(settings.base), below))
     relevance = np.concatenate([np.round(settings.grades * q.f1).astype(int) for q in answered])
     model = lightgbm.LGBMRanker(objective="lambdarank", num_leaves=settings.leaves, n_estimators=settings.trees,
                                 learning_rate=settings.learning_rate, min_data_in_leaf=settings.min_in_leaf,
@@ -104,6 +113,7 @@ def measure(train: Sequence, test: Sequence | None, weights: Sequence[float], se
 
 def main(argv: list[str] | None = None) -> None:
     from gretriever_neo4j.reader.learned import load_tables
+    from gretriever_neo4j.reader.signature_weights import FEATURES
     from gretriever_neo4j.reader.walk_ranker import RankerSettings
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -112,13 +122,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--leave-out", action="store_true", help="measure each training graph, left out")
     parser.add_argument("--weights", default="0.5,1,2", help="comma-separated, measured")
     parser.add_argument("--weight", type=float, default=RankerSettings.weight, help="the weight saved")
+    parser.add_argument("--below-best", default=",".join(BELOW_BEST),
+                        help="comma-separated features whose distance below the question's best the trees read")
     parser.add_argument("--save", type=Path, default=None, help="the folder to write the trees into")
     parser.add_argument("--out", type=Path, default=None, help="the measurement as JSON")
     args = parser.parse_args(argv)
 
     train = load_tables(args.data)
     weights = [float(w) for w in args.weights.split(",") if w]
-    settings = RankerSettings(weight=args.weight)
+    below_best = tuple(f for f in args.below_best.split(",") if f)
+    if unknown := [f for f in below_best if f not in FEATURES]:
+        parser.error(f"--below-best: features gqa does not compute: {', '.join(unknown)}")
+    settings = RankerSettings(weight=args.weight, below_best=below_best)
     record = {**run_record("walk_ranker", argv), "graphs": len({q.graph for q in train}), "questions": len(train)}
     print(f"{len(train)} questions of {record['graphs']} graphs", file=sys.stderr)
     if args.test is not None or args.leave_out:

@@ -7,6 +7,10 @@ half a point. The ranker is LightGBM's LambdaRank over the same features and the
 across many read graphs (`train.walk_ranker`) on how well each walk's end nodes answer (F1, in `grades` steps).
 It reads nothing of a graph's words beyond the features, so it carries to graphs it never saw.
 
+A tree splits on a feature's value, which says how a walk reads alone; whether it reads best among the question's
+walks is another matter (a similarity of 0.6 wins one question and loses the next). So the trees also read, for the
+learned features named in `below_best`, each walk's distance below the question's best walk on it.
+
 The reader adds `weight` times the ranker's score, less the question's best, to each shortlisted walk's linear
 score. The best walk by the ranker keeps its linear score and the others fall behind it by what the ranker says,
 so the probabilities and the calibration keep the linear score's units.
@@ -41,8 +45,9 @@ class RankerSettings:
     `n_estimators`, `learning_rate`, `min_data_in_leaf`); `grades`: a walk's relevance is round(grades x F1 of
     its end nodes); `truncation`: LambdaRank's truncation level; `features`: the named features the trees read,
     in order (`signature_weights.FEATURES` when trained); `base`: the linear weights whose score of those features
-    the trees read as two more inputs (the score and its distance below the question's best); `training`: how
-    it was trained (a record)."""
+    the trees read as two more inputs (the score and its distance below the question's best); `below_best`: the
+    features (of `FEATURES`) whose distance below the question's best walk the trees read after those (none in a
+    ranker saved before they did); `training`: how it was trained (a record)."""
 
     weight: float = 1.0
     leaves: int = 31
@@ -53,6 +58,7 @@ class RankerSettings:
     truncation: int = 5
     features: tuple[str, ...] = ()
     base: tuple[float, ...] = ()
+    below_best: tuple[str, ...] = ()
     training: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -68,6 +74,7 @@ class RankerSettings:
         if len(self.base) != len(self.features):
             raise ConfigError(f"walk ranker: {len(self.features)} features but {len(self.base)} base weights")
         object.__setattr__(self, "features", tuple(self.features))
+        object.__setattr__(self, "below_best", tuple(self.below_best))
         object.__setattr__(self, "base", tuple(float(b) for b in self.base))
 
     def to_dict(self) -> dict[str, Any]:
@@ -78,12 +85,16 @@ class RankerSettings:
         return from_known_fields(cls, data, "walk ranker config")
 
 
-def ranker_inputs(features: np.ndarray, columns: np.ndarray, base: np.ndarray) -> np.ndarray:
-    """(W, K + 2) the trees' inputs for one question's walks: the `columns` of its feature rows (W, F), their
-    score under `base` and that score's distance below the question's best."""
+def ranker_inputs(features: np.ndarray, columns: np.ndarray, base: np.ndarray,
+                  below: np.ndarray | None = None) -> np.ndarray:
+    """(W, K + 2 + B) the trees' inputs for one question's walks: the `columns` of its feature rows (W, F), their
+    score under `base` and that score's distance below the question's best, then the distance below the question's
+    best of each of the `below` columns (none by default); a distance is the walk's value less the best, <= 0."""
     chosen = features[:, columns]
     linear = chosen @ base
-    return np.c_[chosen, linear, linear - (linear.max() if len(linear) else 0.0)]
+    relative = features[:, below if below is not None else np.zeros(0, int)]
+    best = (lambda values: values.max(0) if len(values) else 0.0)  # noqa: E731
+    return np.c_[chosen, linear, linear - best(linear), relative - best(relative)]
 
 
 class WalkRanker:
@@ -92,14 +103,16 @@ class WalkRanker:
     def __init__(self, booster, settings: RankerSettings):
         from gretriever_neo4j.reader.signature_weights import FEATURES
 
-        unknown = [f for f in settings.features if f not in FEATURES]
+        unknown = [f for f in settings.features + settings.below_best if f not in FEATURES]
         if unknown or not settings.features:
             raise ConfigError(f"walk ranker: features this gqa does not compute: {unknown or 'none named'}")
-        if booster.num_feature() != len(settings.features) + 2:
+        if booster.num_feature() != len(settings.features) + 2 + len(settings.below_best):
             raise ConfigError(f"walk ranker: the trees read {booster.num_feature()} inputs, the settings name "
-                              f"{len(settings.features)} features and 2 scores")
+                              f"{len(settings.features)} features, 2 scores and {len(settings.below_best)} "
+                              "distances below the best")
         self.booster, self.settings = booster, settings
         self.columns = np.asarray([list(FEATURES).index(f) for f in settings.features])
+        self.below = np.asarray([list(FEATURES).index(f) for f in settings.below_best], dtype=int)
         self.base = np.asarray(settings.base, dtype=np.float64)
         self._lock = threading.Lock()
 
@@ -125,7 +138,7 @@ class WalkRanker:
         """(W,) the ranker's scores of one question's walks from their feature rows (W, F)."""
         if not len(features):
             return np.zeros(0)
-        inputs = ranker_inputs(features, self.columns, self.base)
+        inputs = ranker_inputs(features, self.columns, self.base, self.below)
         with self._lock:
             return np.asarray(self.booster.predict(inputs, num_threads=1), dtype=np.float64)
 

@@ -46,6 +46,14 @@ def test_the_trees_read_the_chosen_features_the_linear_score_and_its_distance_be
                                                                                      [8, 16, 0]]
 
 
+def test_the_trees_read_each_named_features_distance_below_the_questions_best_after_the_scores():
+    features = np.asarray([[0.2, 5.0, 1.0], [0.9, 3.0, 1.0], [0.5, 4.0, 1.0]])
+    inputs = ranker_inputs(features, np.asarray([2]), np.asarray([1.0]), np.asarray([0, 1]))
+    assert np.allclose(inputs[:, 3:], [[-0.7, 0.0], [0.0, -2.0], [-0.4, -1.0]])
+    assert inputs[:, :3].tolist() == ranker_inputs(features, np.asarray([2]), np.asarray([1.0])).tolist()
+    assert ranker_inputs(features[:0], np.asarray([2]), np.asarray([1.0]), np.asarray([0, 1])).shape == (0, 5)
+
+
 def test_its_opinion_moves_only_shortlisted_walks_and_the_best_keeps_its_score():
     features = np.zeros((3, len(FEATURES)))
     features[:, HOPS_COLUMN] = [0, 1, 2]
@@ -74,7 +82,8 @@ def test_the_reader_takes_the_walk_the_ranker_prefers(embedder):
 def test_the_ranker_that_ships_loads_from_the_package_and_reads_every_feature():
     ranker = general_walk_ranker()
     assert ranker is not None and (GENERAL / MODEL_FILE).stat().st_size < 3_000_000
-    assert set(ranker.settings.features) <= set(FEATURES) and ranker.settings.training["graphs"] >= 50
+    assert set(ranker.settings.features) <= set(FEATURES) and ranker.settings.training["graphs"] >= 30
+    assert "tuned_reading" in ranker.settings.below_best
     features = np.zeros((3, len(FEATURES)))
     features[:, list(FEATURES).index("tuned_reading")] = [0.2, 0.9, 0.5]
     scores = ranker.scores(features)

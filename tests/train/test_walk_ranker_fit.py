@@ -3,6 +3,7 @@ the measure leaving each graph out or on test files, and the saved form read bac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -12,7 +13,7 @@ from gretriever_neo4j.errors import ConfigError
 from gretriever_neo4j.reader.learned import QuestionWalks
 from gretriever_neo4j.reader.signature_weights import FEATURES
 from gretriever_neo4j.reader.walk_ranker import CONFIG_FILE, MODEL_FILE, RankerSettings, WalkRanker
-from gretriever_neo4j.train.walk_ranker import choices, fit, main, measure
+from gretriever_neo4j.train.walk_ranker import BELOW_BEST, choices, fit, main, measure
 
 SMALL = RankerSettings(trees=40, leaves=4, min_in_leaf=5, learning_rate=0.2)
 
@@ -47,6 +48,37 @@ def test_fitted_trees_learn_what_the_linear_score_misses_and_are_read_back_as_th
     again = WalkRanker.load(tmp_path)
     assert again.settings == ranker.settings
     assert np.allclose(again.scores(held[0].features), ranker.scores(held[0].features))
+
+
+def _relative_questions(count: int, seed: int) -> list[QuestionWalks]:
+    """Questions of five walks where the answering one reads best on `tuned_reading` within its question, while
+    that feature's level moves from question to question far more than it differs within one, and a loud
+    `explained` that means nothing drowns it in the linear score."""
+    rng = np.random.default_rng(seed)
+    tuned, explained = list(FEATURES).index("tuned_reading"), list(FEATURES).index("explained")
+    out = []
+    for q in range(count):
+        features = np.zeros((5, len(FEATURES)))
+        features[:, tuned] = rng.uniform(0, 3) + rng.uniform(0, 0.3, 5)
+        features[:, explained] = rng.uniform(0, 3, 5)
+        f1 = (features[:, tuned] == features[:, tuned].max()).astype(float)
+        out.append(QuestionWalks(features, f1, f"g{q % 3}"))
+    return out
+
+
+def test_the_distance_below_the_questions_best_finds_what_a_walks_own_value_cannot(tmp_path):
+    alone, relative = (fit(_relative_questions(300, 0), dataclasses.replace(SMALL, below_best=below))
+                       for below in ((), ("tuned_reading",)))
+    held = _relative_questions(100, 1)
+    assert choices(alone, held, [1.0])[1.0] < 75 <= 95 <= choices(relative, held, [1.0])[1.0]
+    relative.save(tmp_path)
+    again = WalkRanker.load(tmp_path)
+    assert again.settings.below_best == ("tuned_reading",)
+    assert np.allclose(again.scores(held[0].features), relative.scores(held[0].features))
+    config = json.loads((tmp_path / CONFIG_FILE).read_text())
+    (tmp_path / CONFIG_FILE).write_text(json.dumps({**config, "below_best": []}))
+    with pytest.raises(ConfigError, match="inputs"):  # trees that read a distance, settings that do not name it
+        WalkRanker.load(tmp_path)
 
 
 def test_a_broken_or_foreign_ranker_is_refused(tmp_path):
@@ -86,5 +118,8 @@ def test_the_command_writes_trees_that_the_reader_loads(tmp_path):
     ranker = WalkRanker.load(tmp_path / "ranker")
     assert ranker.settings.weight == 0.5 and ranker.settings.training["questions"] == 60
     assert json.loads((tmp_path / "r.json").read_text())["graphs"] == 1
+    assert ranker.settings.below_best == BELOW_BEST
+    with pytest.raises(SystemExit):
+        main([str(data), "--below-best", "tuned_reading,no such feature"])
     with pytest.raises(ValueError, match="no question"):
         fit([QuestionWalks(np.zeros((2, len(FEATURES))), np.zeros(2), "g")])
