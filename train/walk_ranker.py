@@ -51,13 +51,12 @@ def fit(questions: Sequence, settings=None, seed: int = 0):
     import lightgbm
 
     from gretriever_neo4j.reader.signature_weights import FEATURES, ZERO_SHOT
-    from gretriever_neo4j.reader.walk_ranker import RankerSettings, WalkRanker
+    from gretriever_neo4j.reader.walk_ranker import RankerSettings, WalkRanker, feature_columns
 
     settings = settings or RankerSettings()
     if not settings.features:
         settings = dataclasses.replace(settings, features=tuple(FEATURES), base=tuple(ZERO_SHOT.vector()))
-    columns = np.asarray([list(FEATURES).index(f) for f in settings.features])
-    below = np.asarray([list(FEATURES).index(f) for f in settings.below_best], dtype=int)
+    columns, below = feature_columns(settings.features), feature_columns(settings.below_best)
     answered = [q for q in questions if len(q.f1) and q.f1.max() > 0]
     if not answered:
         raise ValueError("no question with a walk that answers it")

@@ -85,6 +85,13 @@ class RankerSettings:
         return from_known_fields(cls, data, "walk ranker config")
 
 
+def feature_columns(names) -> np.ndarray:
+    """The columns of `signature_weights.FEATURES` rows that `names` read, in order."""
+    from gretriever_neo4j.reader.signature_weights import FEATURES
+
+    return np.asarray([list(FEATURES).index(f) for f in names], dtype=int)
+
+
 def ranker_inputs(features: np.ndarray, columns: np.ndarray, base: np.ndarray,
                   below: np.ndarray | None = None) -> np.ndarray:
     """(W, K + 2 + B) the trees' inputs for one question's walks: the `columns` of its feature rows (W, F), their
@@ -111,8 +118,7 @@ class WalkRanker:
                               f"{len(settings.features)} features, 2 scores and {len(settings.below_best)} "
                               "distances below the best")
         self.booster, self.settings = booster, settings
-        self.columns = np.asarray([list(FEATURES).index(f) for f in settings.features])
-        self.below = np.asarray([list(FEATURES).index(f) for f in settings.below_best], dtype=int)
+        self.columns, self.below = feature_columns(settings.features), feature_columns(settings.below_best)
         self.base = np.asarray(settings.base, dtype=np.float64)
         self._lock = threading.Lock()
 
@@ -155,4 +161,5 @@ def ranked(ranker: WalkRanker, table, scores: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["CONFIG_FILE", "MODEL_FILE", "RankerSettings", "WalkRanker", "ranked", "ranker_inputs"]
+__all__ = ["CONFIG_FILE", "MODEL_FILE", "RankerSettings", "WalkRanker", "feature_columns", "ranked",
+           "ranker_inputs"]
